@@ -1,0 +1,74 @@
+// Command gw10 is the workbook's harness: it provides the envtest binaries,
+// runs the dev cluster, and runs the acceptance checks against a step.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand of gw10.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"assets":       {"obtain the envtest binaries (kube-apiserver, etcd) into setup-envtest's store", runAssets},
+		"cluster-up":   {"start the dev control plane in the background and print its KUBECONFIG", runClusterUp},
+		"cluster-down": {"stop the dev control plane and remove its data", runClusterDown},
+		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
+	}
+}
+
+// exitError carries a specific exit status out of a subcommand.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	cmds := commands()
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage(cmds)
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	cmd, ok := cmds[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "gw10: unknown command %q\n\n", os.Args[1])
+		usage(cmds)
+		os.Exit(2)
+	}
+	// Ctrl-C and SIGTERM cancel the context; every subcommand cleans up on it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cmd.run(ctx, os.Args[2:])
+	stop()
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "gw10 %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage(cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(os.Stderr, "usage: gw10 <command> [flags]\n\ncommands:")
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-14s %s\n", n, cmds[n].summary)
+	}
+}
