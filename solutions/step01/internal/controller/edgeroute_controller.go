@@ -1,0 +1,167 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
+	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
+)
+
+// serviceIndex indexes EdgeRoutes by the name of the Service they target, so
+// that a Service event finds its routes without listing every EdgeRoute.
+const serviceIndex = ".spec.service"
+
+// EdgeRouteReconciler converges the data plane to the EdgeRoutes in the
+// cluster and reports the outcome in their status.
+type EdgeRouteReconciler struct {
+	client.Client
+	Programmer dataplane.DataPlane // pushes config to the proxy (step 02 / gw-08)
+}
+
+// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes/status,verbs=get;update;patch
+//gw10:begin rbac
+//gw10:todo Let the controller read the Services its routes name (checks: missing-service, self-heal).
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
+//gw10:end
+
+// Reconcile is LEVEL-TRIGGERED: it derives the right state from scratch
+// every call. It must be idempotent and survive being called any number
+// of times in any order.
+func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var er netv1.EdgeRoute
+	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading EdgeRoute %s: %w", req.NamespacedName, err)
+		}
+		//gw10:begin withdraw-deleted
+		//gw10:todo The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
+		//gw10:stub return ctrl.Result{}, nil
+		// NotFound = deleted. Withdraw its route: Remove is idempotent, so this
+		// is right whether or not the route was ever programmed.
+		if err := r.Programmer.Remove(ctx, req.NamespacedName); err != nil {
+			return ctrl.Result{}, fmt.Errorf("withdrawing route of deleted EdgeRoute %s: %w", req.NamespacedName, err)
+		}
+		return ctrl.Result{}, nil
+		//gw10:end
+	}
+	//gw10:begin observe
+	//gw10:todo 1. Observe ACTUAL state: does the target Service exist? A read error
+	//gw10:todo    other than NotFound is transient: return it and change nothing
+	//gw10:todo    (checks: missing-service, self-heal).
+	//gw10:stub var obs observation
+	// 1. Observe ACTUAL state: does the target Service exist?
+	var obs observation
+	var svc corev1.Service
+	err := r.Get(ctx, types.NamespacedName{Namespace: er.Namespace, Name: er.Spec.Service}, &svc)
+	switch {
+	case apierrors.IsNotFound(err):
+		obs.serviceMissing = true
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("reading Service %s/%s: %w", er.Namespace, er.Spec.Service, err)
+	}
+	//gw10:end
+
+	//gw10:begin converge
+	//gw10:todo 2. Converge the data plane: program the route when its Service exists,
+	//gw10:todo    withdraw it when it does not, and remember the push's outcome in obs
+	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	// 2. Converge: program the data plane for THIS route (idempotent), or
+	// withdraw it while its Service is missing.
+	if obs.serviceMissing {
+		if err := r.Programmer.Remove(ctx, req.NamespacedName); err != nil {
+			return ctrl.Result{}, fmt.Errorf("withdrawing route of %s: %w", req.NamespacedName, err)
+		}
+	} else {
+		obs.pushErr = r.Programmer.Program(ctx, &er)
+	}
+	//gw10:end
+
+	//gw10:begin report
+	//gw10:todo 3. Report status: set the conditions from obs (see conditionsFor) and write
+	//gw10:todo    the status once, only when it changed. Programmed=True only after an ACK
+	//gw10:todo    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
+	// 3. Report status: only Programmed=True AFTER the push succeeded, in one
+	// write, and none when nothing changed.
+	before := er.Status.DeepCopy()
+	for _, c := range conditionsFor(obs) {
+		setCondition(&er, c)
+	}
+	if !equality.Semantic.DeepEqual(before, &er.Status) {
+		if err := r.Status().Update(ctx, &er); err != nil {
+			return ctrl.Result{}, errors.Join(obs.pushErr, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err))
+		}
+	}
+	//gw10:end
+
+	if obs.pushErr != nil {
+		// The NACK is in the status; the error makes the queue retry with backoff.
+		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
+// changes to the Services they reference (so endpoint churn re-triggers).
+func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	//gw10:begin watch
+	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service changes.
+	//gw10:todo The Service has no ownerReference to them, so Owns() cannot see it
+	//gw10:todo (checks: self-heal, service-removed, restart-reconverge).
+	//gw10:stub return ctrl.NewControllerManagedBy(mgr).
+	//gw10:stub 	For(&netv1.EdgeRoute{}).
+	//gw10:stub 	Named("edgeroute").
+	//gw10:stub 	Complete(r)
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &netv1.EdgeRoute{}, serviceIndex, serviceOf); err != nil {
+		return fmt.Errorf("indexing EdgeRoutes by %s: %w", serviceIndex, err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&netv1.EdgeRoute{}).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.routesFor)).
+		Named("edgeroute").
+		Complete(r)
+	//gw10:end
+}
+
+//gw10:begin watch-helpers
+//gw10:todo Helpers for the Service watch go here.
+
+// serviceOf is the index function: the Service an EdgeRoute targets.
+func serviceOf(obj client.Object) []string {
+	er, ok := obj.(*netv1.EdgeRoute)
+	if !ok || er.Spec.Service == "" {
+		return nil
+	}
+	return []string{er.Spec.Service}
+}
+
+// routesFor maps a Service to the EdgeRoutes in its namespace that target it.
+func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) []reconcile.Request {
+	var routes netv1.EdgeRouteList
+	if err := r.List(ctx, &routes,
+		client.InNamespace(svc.GetNamespace()),
+		client.MatchingFields{serviceIndex: svc.GetName()},
+	); err != nil {
+		logf.FromContext(ctx).Error(err, "listing EdgeRoutes for Service", "service", client.ObjectKeyFromObject(svc))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(routes.Items))
+	for _, er := range routes.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&er)})
+	}
+	return reqs
+}
+
+//gw10:end

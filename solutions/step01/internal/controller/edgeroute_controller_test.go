@@ -1,0 +1,349 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
+)
+
+const (
+	eventually = 30 * time.Second // generous: CI machines are slow and shared
+	poll       = 100 * time.Millisecond
+)
+
+func newRoute(ns, name, service string) *netv1.EdgeRoute {
+	return &netv1.EdgeRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       netv1.EdgeRouteSpec{Hostname: "shop.example.com", Prefix: "/", Service: service, Port: 8080},
+	}
+}
+
+func newService(ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}},
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := k8sClient.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// reconcileOnce runs one pass of Reconcile with a direct client.
+func reconcileOnce(t *testing.T, r *EdgeRouteReconciler, er *netv1.EdgeRoute) (ctrl.Result, error) {
+	t.Helper()
+	return r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(er)})
+}
+
+func get(t *testing.T, er *netv1.EdgeRoute) *netv1.EdgeRoute {
+	t.Helper()
+	var got netv1.EdgeRoute
+	if err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(er), &got); err != nil {
+		t.Fatalf("getting EdgeRoute %s: %v", er.Name, err)
+	}
+	return &got
+}
+
+// expectCondition asserts one condition and that it describes the current generation.
+func expectCondition(g Gomega, er *netv1.EdgeRoute, typ string, status metav1.ConditionStatus, reason string) {
+	c := meta.FindStatusCondition(er.Status.Conditions, typ)
+	g.Expect(c).NotTo(BeNil(), "EdgeRoute %s has no %s condition: %+v", er.Name, typ, er.Status.Conditions)
+	g.Expect(c.Status).To(Equal(status), "EdgeRoute %s %s status (reason %s: %s)", er.Name, typ, c.Reason, c.Message)
+	g.Expect(c.Reason).To(Equal(reason), "EdgeRoute %s %s reason", er.Name, typ)
+	g.Expect(c.ObservedGeneration).To(Equal(er.Generation), "EdgeRoute %s %s observedGeneration", er.Name, typ)
+}
+
+// Status contract, row 1; seed defect 4 (Programmed left stale).
+func TestMissingServiceIsNotAcceptedAndItsRouteIsWithdrawn(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: dp}
+	er := newRoute(ns, "web", "web")
+	svc := newService(ns, "web")
+	create(t, er, svc)
+
+	_, err := reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	expectCondition(g, get(t, er), netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
+
+	g.Expect(k8sClient.Delete(context.Background(), svc)).To(Succeed())
+	_, err = reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := get(t, er)
+	expectCondition(g, got, netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
+	expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+	_, present := dp.route(client.ObjectKeyFromObject(er))
+	g.Expect(present).To(BeFalse(), "the route of an EdgeRoute without Service is still in the data plane")
+}
+
+// Status contract, row 2.
+func TestACKedPushIsAcceptedAndProgrammed(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: dp}
+	er := newRoute(ns, "web", "web")
+	create(t, er, newService(ns, "web"))
+
+	res, err := reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(ctrl.Result{}))
+	got := get(t, er)
+	expectCondition(g, got, netv1.ConditionAccepted, metav1.ConditionTrue, netv1.ReasonValid)
+	expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
+	route, ok := dp.route(client.ObjectKeyFromObject(er))
+	g.Expect(ok).To(BeTrue(), "no route was pushed")
+	g.Expect(route.Port).To(Equal(int32(8080)))
+	g.Expect(route.Generation).To(Equal(got.Generation))
+}
+
+// Status contract, row 3; seed defect 5 (no Requeue: true, errors back off).
+func TestNACKedPushIsReportedAsPushFailedAndRetried(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	dp.setNACK("port 8080 is reserved")
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: dp}
+	er := newRoute(ns, "web", "web")
+	create(t, er, newService(ns, "web"))
+
+	res, err := reconcileOnce(t, r, er)
+	g.Expect(err).To(MatchError(ContainSubstring("port 8080 is reserved")), "a NACK must be returned so the queue retries with backoff")
+	g.Expect(res).To(Equal(ctrl.Result{}), "never return a Result together with an error")
+	got := get(t, er)
+	expectCondition(g, got, netv1.ConditionAccepted, metav1.ConditionTrue, netv1.ReasonValid)
+	expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonPushFailed)
+	g.Expect(meta.FindStatusCondition(got.Status.Conditions, netv1.ConditionProgrammed).Message).To(ContainSubstring("port 8080 is reserved"))
+}
+
+// Status contract, row 4; seed defect 6 (deleted EdgeRoute never withdrawn).
+func TestDeletedEdgeRouteIsWithdrawn(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: dp}
+	er := newRoute(ns, "web", "web")
+	create(t, er, newService(ns, "web"))
+	_, err := reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(k8sClient.Delete(context.Background(), er)).To(Succeed())
+	_, err = reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, present := dp.route(client.ObjectKeyFromObject(er))
+	g.Expect(present).To(BeFalse(), "the deleted EdgeRoute's route is still in the data plane")
+}
+
+// Status contract, row 5; seed defect 2 (read errors ignored, route programmed anyway).
+func TestServiceReadErrorChangesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	er := newRoute(ns, "web", "web")
+	create(t, er, newService(ns, "web"))
+	failing := interceptor.NewClient(k8sClient, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Service); ok {
+				return apierrors.NewServiceUnavailable("etcd is having a bad day")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	r := &EdgeRouteReconciler{Client: failing, Programmer: dp}
+
+	_, err := reconcileOnce(t, r, er)
+	g.Expect(err).To(MatchError(ContainSubstring("bad day")))
+	g.Expect(dp.callCount()).To(BeZero(), "the data plane was touched although the Service could not be read")
+	g.Expect(get(t, er).Status.Conditions).To(BeEmpty(), "status was written although nothing was observed")
+}
+
+// Seed defect 3: two status updates per pass, and writes when nothing changed.
+func TestOneStatusWritePerPassAndNoneWhenConverged(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	writes := 0
+	counting := interceptor.NewClient(k8sClient, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			writes++
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	r := &EdgeRouteReconciler{Client: counting, Programmer: newFakeDataPlane()}
+	er := newRoute(ns, "web", "web")
+	create(t, er, newService(ns, "web"))
+
+	_, err := reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(writes).To(Equal(1), "status writes in the first pass")
+	rv := get(t, er).ResourceVersion
+
+	time.Sleep(1100 * time.Millisecond) // a churning timestamp would now differ
+	_, err = reconcileOnce(t, r, er)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(writes).To(Equal(1), "a converged pass wrote the status again")
+	g.Expect(get(t, er).ResourceVersion).To(Equal(rv))
+}
+
+// Seed defect 1: Owns() never sees a Service the user creates, so nothing
+// self-heals; the Service watch through the index must.
+func TestSelfHealsWhenTheServiceAppears(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := newFakeDataPlane()
+	startManager(t, dp)
+	er := newRoute(ns, "web", "web")
+	create(t, er)
+
+	g.Eventually(func(g Gomega) {
+		expectCondition(g, get(t, er), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
+	}, eventually, poll).Should(Succeed(), "EdgeRoute web should be Accepted=False/ServiceNotFound")
+	generation := get(t, er).Generation
+
+	create(t, newService(ns, "web"))
+	g.Eventually(func(g Gomega) {
+		got := get(t, er)
+		expectCondition(g, got, netv1.ConditionAccepted, metav1.ConditionTrue, netv1.ReasonValid)
+		expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
+	}, eventually, poll).Should(Succeed(), "EdgeRoute web should self-heal once its Service exists")
+	g.Expect(get(t, er).Generation).To(Equal(generation), "the EdgeRoute's spec was changed")
+
+	// A Service of the same name in another namespace must not matter.
+	other := newNamespace(t)
+	create(t, newRoute(other, "web", "web"))
+	g.Eventually(func(g Gomega) {
+		expectCondition(g, get(t, newRoute(other, "web", "")), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
+	}, eventually, poll).Should(Succeed())
+}
+
+// Card task 3: a fresh controller converges every existing EdgeRoute with no event.
+func TestANewControllerReconvergesExistingRoutes(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	withService, without := newRoute(ns, "a", "svc-a"), newRoute(ns, "b", "svc-b")
+	create(t, withService, without, newService(ns, "svc-a"))
+
+	dp := newFakeDataPlane()
+	startManager(t, dp)
+	g.Eventually(func(g Gomega) {
+		expectCondition(g, get(t, withService), netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
+		expectCondition(g, get(t, without), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
+		_, ok := dp.route(client.ObjectKeyFromObject(withService))
+		g.Expect(ok).To(BeTrue(), "route a is not in the data plane")
+	}, eventually, poll).Should(Succeed())
+}
+
+// Seed defect 7: the RBAC marker for Services.
+func TestRoleAllowsReadingAndWatchingServices(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatalf("reading the generated role (run make manifests): %v", err)
+	}
+	var role struct {
+		Rules []struct {
+			APIGroups []string `json:"apiGroups"`
+			Resources []string `json:"resources"`
+			Verbs     []string `json:"verbs"`
+		} `json:"rules"`
+	}
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatalf("parsing role.yaml: %v", err)
+	}
+	for _, rule := range role.Rules {
+		if strings.Join(rule.APIGroups, ",") == "" && strings.Join(rule.Resources, ",") == "services" &&
+			strings.Join(rule.Verbs, ",") == "get,list,watch" {
+			return
+		}
+	}
+	t.Fatalf("config/rbac/role.yaml grants no get/list/watch on services:\n%s", data)
+}
+
+// Seed defect 7: validation on the spec, enforced by the API server.
+func TestSchemaRejectsInvalidSpecs(t *testing.T) {
+	ns := newNamespace(t)
+	tests := []struct {
+		name  string
+		edit  func(*netv1.EdgeRouteSpec)
+		field string
+	}{
+		{"missing hostname", func(s *netv1.EdgeRouteSpec) { s.Hostname = "" }, "spec.hostname"},
+		{"hostname not a DNS subdomain", func(s *netv1.EdgeRouteSpec) { s.Hostname = "Shop_Example" }, "spec.hostname"},
+		{"port 0", func(s *netv1.EdgeRouteSpec) { s.Port = 0 }, "spec.port"},
+		{"port 65536", func(s *netv1.EdgeRouteSpec) { s.Port = 65536 }, "spec.port"},
+		{"prefix without a slash", func(s *netv1.EdgeRouteSpec) { s.Prefix = "api" }, "spec.prefix"},
+		{"empty service", func(s *netv1.EdgeRouteSpec) { s.Service = "" }, "spec.service"},
+		{"service not a DNS-1035 label", func(s *netv1.EdgeRouteSpec) { s.Service = "Web_1" }, "spec.service"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			er := newRoute(ns, "bad", "web")
+			tt.edit(&er.Spec)
+			err := k8sClient.Create(context.Background(), er)
+			if err == nil {
+				_ = k8sClient.Delete(context.Background(), er)
+				t.Fatalf("the API server accepted an EdgeRoute with %s", tt.name)
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.field) {
+				t.Fatalf("want an Invalid error naming %s, got %v", tt.field, err)
+			}
+		})
+	}
+	valid := newRoute(ns, "good", "web")
+	if err := k8sClient.Create(context.Background(), valid); err != nil {
+		t.Fatalf("a valid EdgeRoute was rejected: %v", err)
+	}
+}
+
+// startManager runs the controller in-process, as main.go wires it, until the test ends.
+func startManager(t *testing.T, dp *fakeDataPlane) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)}, // one manager per test
+	})
+	if err != nil {
+		t.Fatalf("creating manager: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := (&EdgeRouteReconciler{Client: mgr.GetClient(), Programmer: dp}).SetupWithManager(ctx, mgr); err != nil {
+		cancel()
+		t.Fatalf("setting up the controller: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager stopped with: %v", err)
+		}
+	})
+}
