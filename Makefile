@@ -30,6 +30,10 @@ assets: $(GW10) ## Obtain the envtest binaries (first run builds them from sourc
 assets-path: $(GW10)
 	@$(GW10) assets --print-path
 
+.PHONY: check
+check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
+	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
+
 .PHONY: cluster-up
 cluster-up: $(GW10) ## Start the dev control plane in the background; prints the KUBECONFIG to export.
 	@$(GW10) cluster-up

@@ -20,10 +20,11 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"assets":       {"obtain the envtest binaries (kube-apiserver, etcd) into setup-envtest's store", runAssets},
-		"cluster-up":   {"start the dev control plane in the background and print its KUBECONFIG", runClusterUp},
-		"cluster-down": {"stop the dev control plane and remove its data", runClusterDown},
+		"assets":        {"obtain the envtest binaries (kube-apiserver, etcd) into setup-envtest's store", runAssets},
+		"cluster-up":    {"start the dev control plane in the background and print its KUBECONFIG", runClusterUp},
+		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
+		"check":         {"run the acceptance checks against a step", runCheckCmd},
 	}
 }
 

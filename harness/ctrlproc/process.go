@@ -1,0 +1,252 @@
+// Package ctrlproc runs the learner's controller as a separate process, the
+// way it runs in a cluster: its own binary, its own identity, flags for the
+// data plane and metrics. It keeps the log, notices exits and panics, and
+// scrapes controller-runtime's metrics.
+package ctrlproc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Config says how to start the controller.
+type Config struct {
+	Binary       string
+	Kubeconfig   string // the controller's own identity
+	DataplaneURL string
+	// LogFile receives the full log (appended across restarts).
+	LogFile string
+	// ExtraArgs are appended to the flags.
+	ExtraArgs []string
+}
+
+// Process is one running controller.
+type Process struct {
+	cfg         Config
+	cmd         *exec.Cmd
+	MetricsAddr string
+	ProbeAddr   string
+	log         *Log
+	done        chan struct{}
+	waitErr     error
+	onPurpose   atomic.Bool // stopped by the harness, not by itself
+}
+
+// Start launches the controller. Its log goes to log (shared across restarts).
+func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	probe, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--metrics-bind-address=" + metrics,
+		"--health-probe-bind-address=" + probe,
+		"--dataplane-url=" + cfg.DataplaneURL,
+	}
+	args = append(args, cfg.ExtraArgs...)
+	cmd := exec.Command(cfg.Binary, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
+	// Its own process group (a terminal's Ctrl-C reaches the harness, which
+	// stops it in order), and killed with the harness if the harness dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting controller %s: %w", cfg.Binary, err)
+	}
+	p := &Process{cfg: cfg, cmd: cmd, MetricsAddr: metrics, ProbeAddr: probe, log: log, done: make(chan struct{})}
+	log.Mark(fmt.Sprintf("--- controller started (pid %d) ---", cmd.Process.Pid))
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		log.Consume(pr)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		pw.Close()
+		<-copied
+		log.Mark(fmt.Sprintf("--- controller exited: %v ---", exitText(p.waitErr)))
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID of the process.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, string) {
+	select {
+	case <-p.done:
+		return true, exitText(p.waitErr)
+	default:
+		return false, ""
+	}
+}
+
+// StoppedOnPurpose reports whether the harness stopped it (Stop or Kill).
+func (p *Process) StoppedOnPurpose() bool { return p.onPurpose.Load() }
+
+// Done is closed when the process ends.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// WaitReady polls /readyz until it answers 200, the process exits, or timeout.
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get("http://" + p.ProbeAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the controller exited before it was ready (%s)", exitText(p.waitErr))
+		case <-deadline.C:
+			return fmt.Errorf("the controller did not answer /readyz on %s within %s", p.ProbeAddr, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop sends SIGTERM and waits up to grace for a clean exit, then SIGKILLs.
+func (p *Process) Stop(grace time.Duration) {
+	if exited, _ := p.Exited(); exited {
+		return
+	}
+	p.onPurpose.Store(true)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		p.Kill()
+	}
+}
+
+// Kill SIGKILLs the controller's process group and waits for it to end.
+func (p *Process) Kill() {
+	p.onPurpose.Store(true)
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + ws.Signal().String()
+		}
+		return "exit status " + strconv.Itoa(ee.ExitCode())
+	}
+	return err.Error()
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Log keeps the controller's output: all of it in a file, the recent lines
+// in memory for failure reports.
+type Log struct {
+	mu    sync.Mutex
+	lines []string
+	file  *os.File
+	echo  io.Writer // non-nil with -v: stream lines as they come
+}
+
+// maxLines bounds the in-memory log.
+const maxLines = 5000
+
+// NewLog writes to path (created) and, if echo is non-nil, streams there too.
+func NewLog(path string, echo io.Writer) (*Log, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller log: %w", err)
+	}
+	return &Log{file: f, echo: echo}, nil
+}
+
+// Close closes the file.
+func (l *Log) Close() error { return l.file.Close() }
+
+// Consume reads lines from r until EOF.
+func (l *Log) Consume(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		l.add(sc.Text())
+	}
+}
+
+// Mark adds a harness line (start, exit) to the log.
+func (l *Log) Mark(line string) { l.add(line) }
+
+func (l *Log) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+	if len(l.lines) > maxLines {
+		l.lines = l.lines[len(l.lines)-maxLines:]
+	}
+	fmt.Fprintln(l.file, line)
+	if l.echo != nil {
+		fmt.Fprintln(l.echo, "  | "+line)
+	}
+}
+
+// Len is the number of lines seen so far (bounded by maxLines).
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines)
+}
+
+// Since returns the lines from index i on.
+func (l *Log) Since(i int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i < 0 || i > len(l.lines) {
+		i = 0
+	}
+	return append([]string(nil), l.lines[i:]...)
+}
+
+// Last returns the last n lines.
+func (l *Log) Last(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) > n {
+		return append([]string(nil), l.lines[len(l.lines)-n:]...)
+	}
+	return append([]string(nil), l.lines...)
+}

@@ -1,0 +1,229 @@
+// Package proxy is the harness's stand-in for the edge proxy's admin API
+// (the data plane the controller programs). It speaks the design's protocol,
+// records every request with a timestamp, and can be told to NACK a route or
+// to hold ACKs for a while, so checks can observe the order of push and status.
+//
+//	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
+//	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent
+//	GET    /v1/routes                                -> JSON table
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Route is what a push carries.
+type Route struct {
+	Hostname   string `json:"hostname"`
+	Prefix     string `json:"prefix"`
+	Service    string `json:"service"`
+	Port       int32  `json:"port"`
+	Generation int64  `json:"generation"`
+}
+
+// Key names a route: the EdgeRoute's namespace and name.
+type Key struct{ Namespace, Name string }
+
+func (k Key) String() string { return k.Namespace + "/" + k.Name }
+
+// Event is one request the proxy answered.
+type Event struct {
+	Method   string
+	Key      Key
+	Route    *Route // PUT only
+	Received time.Time
+	Answered time.Time // when the answer was sent: for a PUT, the ACK or NACK
+	Status   int
+	Reason   string // NACK reason
+}
+
+// ACKed reports whether a PUT was accepted.
+func (e Event) ACKed() bool { return e.Method == http.MethodPut && e.Status/100 == 2 }
+
+// Server is the stand-in. Its zero value is not usable: call Start.
+type Server struct {
+	srv *http.Server
+	url string
+
+	mu       sync.Mutex
+	routes   map[Key]Route
+	events   []Event
+	nack     map[Key]string
+	ackDelay time.Duration
+}
+
+// Start listens on a loopback port and serves until Close.
+func Start() (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("proxy stand-in: listening: %w", err)
+	}
+	s := &Server{
+		url:    "http://" + ln.Addr().String(),
+		routes: map[Key]Route{},
+		nack:   map[Key]string{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
+	mux.HandleFunc("DELETE /v1/routes/{namespace}/{name}", s.delete)
+	mux.HandleFunc("GET /v1/routes", s.list)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the base URL to pass as --dataplane-url.
+func (s *Server) URL() string { return s.url }
+
+// Close stops serving.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("proxy stand-in: shutting down: %w", err)
+	}
+	return nil
+}
+
+// SetNACK makes every push of key fail with reason; an empty reason ACKs again.
+func (s *Server) SetNACK(key Key, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if reason == "" {
+		delete(s.nack, key)
+		return
+	}
+	s.nack[key] = reason
+}
+
+// SetACKDelay holds every answer to a PUT for d before sending it.
+func (s *Server) SetACKDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ackDelay = d
+}
+
+// Route returns the route the proxy holds for key.
+func (s *Server) Route(key Key) (Route, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.routes[key]
+	return r, ok
+}
+
+// Keys lists the routes held in namespace, sorted.
+func (s *Server) Keys(namespace string) []Key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []Key
+	for k := range s.routes {
+		if k.Namespace == namespace {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	return keys
+}
+
+// Clear empties the table, as a restarted proxy would be.
+func (s *Server) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes = map[Key]Route{}
+}
+
+// Events returns the requests answered for key, oldest first.
+func (s *Server) Events(key Key) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Event
+	for _, e := range s.events {
+		if e.Key == key {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func keyOf(r *http.Request) Key {
+	return Key{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+}
+
+func (s *Server) put(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
+	key := keyOf(r)
+	var route Route
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err := dec.Decode(&route); err != nil {
+		s.answer(w, Event{Method: r.Method, Key: key, Received: received, Status: http.StatusBadRequest, Reason: "malformed route: " + err.Error()})
+		return
+	}
+	s.mu.Lock()
+	delay, reason := s.ackDelay, s.nack[key]
+	s.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	ev := Event{Method: r.Method, Key: key, Route: &route, Received: received}
+	switch {
+	case reason != "":
+		ev.Status, ev.Reason = http.StatusUnprocessableEntity, reason
+	case route.Hostname == "" || !strings.HasPrefix(route.Prefix, "/") || route.Port < 1 || route.Port > 65535:
+		ev.Status, ev.Reason = http.StatusUnprocessableEntity, fmt.Sprintf("invalid route %+v", route)
+	default:
+		ev.Status = http.StatusNoContent
+		s.mu.Lock()
+		s.routes[key] = route
+		s.mu.Unlock()
+	}
+	s.answer(w, ev)
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
+	s.mu.Lock()
+	if _, ok := s.routes[ev.Key]; !ok {
+		ev.Status = http.StatusNotFound
+	}
+	delete(s.routes, ev.Key)
+	s.mu.Unlock()
+	s.answer(w, ev)
+}
+
+// answer records the event (stamped just before the answer goes out, so a
+// status written after the ACK is always later) and sends it.
+func (s *Server) answer(w http.ResponseWriter, ev Event) {
+	ev.Answered = time.Now()
+	s.mu.Lock()
+	s.events = append(s.events, ev)
+	s.mu.Unlock()
+	if ev.Reason != "" {
+		http.Error(w, ev.Reason, ev.Status)
+		return
+	}
+	w.WriteHeader(ev.Status)
+}
+
+func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	table := make(map[string]Route, len(s.routes))
+	for k, r := range s.routes {
+		table[k.String()] = r
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(table)
+}

@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func do(t *testing.T, method, url string, body any) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(bytes.TrimSpace(b))
+}
+
+func TestProtocol(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := Key{"shop", "web"}
+	route := Route{Hostname: "shop.example.com", Prefix: "/api", Service: "web", Port: 8080, Generation: 1}
+
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	if got, ok := s.Route(key); !ok || got != route {
+		t.Fatalf("table holds %+v %v, want %+v", got, ok, route)
+	}
+	code, body := do(t, http.MethodGet, s.URL()+"/v1/routes", nil)
+	if code != 200 || !bytes.Contains([]byte(body), []byte(`"shop/web"`)) {
+		t.Fatalf("GET = %d %s", code, body)
+	}
+
+	s.SetNACK(key, "port 8080 is reserved")
+	code, body = do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", Route{Hostname: "x", Prefix: "/", Service: "web", Port: 9090})
+	if code != http.StatusUnprocessableEntity || body != "port 8080 is reserved" {
+		t.Fatalf("NACKed PUT = %d %q", code, body)
+	}
+	if got, _ := s.Route(key); got.Port != 8080 {
+		t.Fatalf("a NACKed push changed the table: %+v", got)
+	}
+	s.SetNACK(key, "")
+
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", Route{Hostname: "x", Prefix: "api", Port: 1}); code != http.StatusUnprocessableEntity {
+		t.Fatalf("invalid route PUT = %d, want 422", code)
+	}
+	if code, _ := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE = %d, want 204", code)
+	}
+	if code, _ := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusNotFound {
+		t.Fatalf("second DELETE = %d, want 404", code)
+	}
+	evs := s.Events(key)
+	if len(evs) != 5 || !evs[0].ACKed() || evs[1].ACKed() || evs[1].Reason != "port 8080 is reserved" {
+		t.Fatalf("events: %+v", evs)
+	}
+}
+
+func TestACKDelayHoldsTheAnswer(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetACKDelay(200 * time.Millisecond)
+	do(t, http.MethodPut, s.URL()+"/v1/routes/a/b", Route{Hostname: "h", Prefix: "/", Port: 1})
+	ev := s.Events(Key{"a", "b"})[0]
+	if ev.Answered.Sub(ev.Received) < 200*time.Millisecond {
+		t.Fatalf("answered after %s, want at least the 200ms delay", ev.Answered.Sub(ev.Received))
+	}
+	s.Clear()
+	if len(s.Keys("a")) != 0 {
+		t.Fatal("Clear left routes")
+	}
+}

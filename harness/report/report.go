@@ -1,0 +1,150 @@
+// Package report is the result of a harness run and its renderings: the
+// terminal summary, JSON (schema in docs/harness.md), JUnit XML and Markdown.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion of the JSON report; bump it on incompatible changes.
+const SchemaVersion = 1
+
+// Status of a stage or a check.
+type Status string
+
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip" // not run: an earlier stage failed, or --run left it out
+)
+
+// Report is one harness run.
+type Report struct {
+	SchemaVersion int           `json:"schemaVersion"`
+	Step          string        `json:"step"`
+	Cluster       string        `json:"cluster"`
+	Started       time.Time     `json:"started"`
+	Duration      Seconds       `json:"durationSeconds"`
+	Stages        []Stage       `json:"stages"`
+	Checks        []CheckResult `json:"checks"`
+	Summary       Summary       `json:"summary"`
+	Partial       bool          `json:"partial"`             // only some checks were selected (--run)
+	Integrity     *Integrity    `json:"integrity,omitempty"` // grading only
+}
+
+// Stage is one step of the pipeline before the checks (generate, build, ...).
+type Stage struct {
+	Name     string  `json:"name"`
+	Status   Status  `json:"status"`
+	Duration Seconds `json:"durationSeconds"`
+	Detail   string  `json:"detail,omitempty"` // on failure: what went wrong, e.g. compiler output
+}
+
+// CheckResult is the outcome of one check.
+type CheckResult struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	SeedRef  string   `json:"seedRef"`
+	Points   int      `json:"points"`
+	Earned   int      `json:"earned"`
+	Status   Status   `json:"status"`
+	Duration Seconds  `json:"durationSeconds"`
+	Message  string   `json:"message,omitempty"` // expected / observed
+	Causes   []string `json:"causes,omitempty"`  // what the harness diagnosed: panic, exit, RBAC, hang
+	Hint     string   `json:"hint,omitempty"`
+	Doc      string   `json:"doc,omitempty"`
+	Logs     []string `json:"logs,omitempty"` // the controller's last log lines
+}
+
+// Summary counts the results.
+type Summary struct {
+	Passed      int  `json:"passed"`
+	Failed      int  `json:"failed"`
+	Skipped     int  `json:"skipped"`
+	Total       int  `json:"total"`
+	Points      int  `json:"points"`
+	TotalPoints int  `json:"totalPoints"`
+	OK          bool `json:"ok"` // every stage passed and every selected check passed
+}
+
+// Integrity is the grading section: what the submission changed outside step01/.
+type Integrity struct {
+	Base      string   `json:"base"`
+	Gradable  bool     `json:"gradable"`
+	Changed   []string `json:"changedOutsideStep"`
+	Forbidden []string `json:"forbidden,omitempty"` // changes that make it not gradable
+}
+
+// Seconds is a duration rendered as fractional seconds.
+type Seconds float64
+
+// Since returns the seconds elapsed since t.
+func Since(t time.Time) Seconds { return Seconds(time.Since(t).Seconds()) }
+
+func (s Seconds) String() string { return fmt.Sprintf("%.1fs", float64(s)) }
+
+// Finish computes the summary.
+func (r *Report) Finish() {
+	r.SchemaVersion = SchemaVersion
+	s := Summary{OK: true}
+	for _, st := range r.Stages {
+		if st.Status == Fail {
+			s.OK = false
+		}
+	}
+	for _, c := range r.Checks {
+		s.Total++
+		s.TotalPoints += c.Points
+		s.Points += c.Earned
+		switch c.Status {
+		case Pass:
+			s.Passed++
+		case Fail:
+			s.Failed++
+			s.OK = false
+		case Skip:
+			s.Skipped++
+		}
+	}
+	if s.Passed == 0 {
+		s.OK = false
+	}
+	if r.Integrity != nil && !r.Integrity.Gradable {
+		s.OK = false
+	}
+	r.Summary = s
+}
+
+// WriteJSON writes the report to path.
+func (r *Report) WriteJSON(path string) error {
+	return writeFile(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

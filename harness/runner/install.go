@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/ctrlproc"
+)
+
+// Scheme holds the types the harness reads and writes as typed objects.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *run) adminClient() (client.WithWatch, error) {
+	s, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.NewWithWatch(r.backend.Admin(), client.Options{Scheme: s})
+}
+
+// CRDsOf reads the CRDs the step generated.
+func CRDsOf(stepDir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := filepath.Glob(filepath.Join(stepDir, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no CRD in %s/config/crd/bases: does api/v1 still carry +kubebuilder:object:root=true?", stepDir)
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", f, err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", f, err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// InstallCRDs creates or updates the CRDs and waits until they are Established.
+// With keepDifferent, an existing CRD with another spec is an error instead of
+// being replaced (the existing-cluster backend never clobbers).
+func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, keepDifferent bool) error {
+	for _, crd := range crds {
+		var cur apiextensionsv1.CustomResourceDefinition
+		err := c.Get(ctx, client.ObjectKeyFromObject(crd), &cur)
+		switch {
+		case apierrors.IsNotFound(err):
+			if err := c.Create(ctx, crd.DeepCopy()); err != nil {
+				return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+			}
+		case err != nil:
+			return fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+		case equality.Semantic.DeepEqual(cur.Spec, crd.Spec):
+		case keepDifferent:
+			return fmt.Errorf("the cluster already has a different CRD %s; the harness does not replace it (uninstall it first)", crd.Name)
+		default:
+			cur.Spec = crd.Spec
+			if err := c.Update(ctx, &cur); err != nil {
+				return fmt.Errorf("updating CRD %s: %w", crd.Name, err)
+			}
+		}
+		if err := waitEstablished(ctx, c, crd.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitEstablished(ctx context.Context, c client.Client, name string) error {
+	var last []apiextensionsv1.CustomResourceDefinitionCondition
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
+			return false, nil
+		}
+		last = crd.Status.Conditions
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD %s did not become Established: %v (conditions: %+v)", name, err, last)
+	}
+	return nil
+}
+
+func (r *run) installCRD(ctx context.Context) error {
+	crds, err := CRDsOf(r.opts.StepDir)
+	if err != nil {
+		return err
+	}
+	c, err := r.adminClient()
+	if err != nil {
+		return err
+	}
+	return InstallCRDs(ctx, c, crds, r.backend.Name() == "existing")
+}
+
+// RoleOf reads the ClusterRole the step generated from its RBAC markers.
+func RoleOf(stepDir string) (*rbacv1.ClusterRole, error) {
+	path := filepath.Join(stepDir, "config", "rbac", "role.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s (generated from the +kubebuilder:rbac markers): %w", path, err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(data, role); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return role, nil
+}
+
+// identity installs the generated ClusterRole (as gw10-manager-role, so it
+// cannot collide with anything else in an existing cluster), binds it to the
+// controller's identity, and writes that identity's kubeconfig.
+func (r *run) identity(ctx context.Context) error {
+	role, err := RoleOf(r.opts.StepDir)
+	if err != nil {
+		return err
+	}
+	c, err := r.adminClient()
+	if err != nil {
+		return err
+	}
+	role = &rbacv1.ClusterRole{Rules: role.Rules}
+	role.Name = "gw10-manager-role"
+	role.Labels = map[string]string{cluster.ManagedLabel: "true"}
+	var cur rbacv1.ClusterRole
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(role), &cur); {
+	case apierrors.IsNotFound(err):
+		if err := c.Create(ctx, role); err != nil {
+			return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+		}
+	case err != nil:
+		return fmt.Errorf("reading ClusterRole %s: %w", role.Name, err)
+	default:
+		cur.Rules = role.Rules
+		if err := c.Update(ctx, &cur); err != nil {
+			return fmt.Errorf("updating ClusterRole %s: %w", role.Name, err)
+		}
+	}
+	cfg, err := r.backend.ControllerIdentity(ctx, c, role.Name)
+	if err != nil {
+		return err
+	}
+	kc, err := cluster.Kubeconfig(cfg, cluster.ControllerUser)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(r.dir, "controller.kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		return fmt.Errorf("writing the controller's kubeconfig: %w", err)
+	}
+	r.ctrl = &controller{cfg: ctrlproc.Config{Kubeconfig: path, LogFile: filepath.Join(r.dir, "controller.log")}}
+	return nil
+}
+
+// controllerReadyTimeout bounds the wait for the controller's /readyz.
+const controllerReadyTimeout = time.Minute
+
+func (r *run) startController(ctx context.Context, binary string) error {
+	var echo = r.opts.Out
+	if !r.opts.Verbose {
+		echo = nil
+	}
+	log, err := ctrlproc.NewLog(r.ctrl.cfg.LogFile, echo)
+	if err != nil {
+		return err
+	}
+	r.onTeardown(func() { _ = log.Close() })
+	r.ctrl.cfg.Binary = binary
+	r.ctrl.cfg.DataplaneURL = r.proxy.URL()
+	r.ctrl.log = log
+	r.ctrl.ready = controllerReadyTimeout
+	r.onTeardown(func() {
+		if p := r.ctrl.current(); p != nil {
+			p.Stop(5 * time.Second)
+		}
+	})
+	if err := r.ctrl.Start(ctx); err != nil {
+		return fmt.Errorf("%w\n%s", err, describeStartFailure(r.ctrl, r.opts.LogLines))
+	}
+	return nil
+}
+
+func describeStartFailure(c *controller, n int) string {
+	lines := c.log.Last(n)
+	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines})
+	out := ""
+	for _, f := range findings[1:] { // the first is the exit itself, already said
+		out += "cause: " + f.Cause + "\nhint:  " + f.Hint + "\n"
+	}
+	out += "controller log (last lines):\n"
+	for _, l := range lines {
+		out += "  | " + l + "\n"
+	}
+	return out
+}

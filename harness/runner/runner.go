@@ -1,0 +1,276 @@
+// Package runner is the harness pipeline: regenerate the step's manifests,
+// build its controller, start a cluster, install the CRD, run the controller
+// as a separate process under its own identity against the proxy stand-in,
+// run the checks, and report. Every stage is reported; everything it starts
+// is stopped again, also when the context is cancelled (Ctrl-C).
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/proxy"
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// Options configure a run.
+type Options struct {
+	// Root is the workbook root (where go.work is): tools are resolved there.
+	Root string
+	// StepDir is the step module to check; StepName labels the report.
+	StepDir  string
+	StepName string
+	Checks   []checks.Check
+	// Partial says Checks is a selection, not the step's whole list.
+	Partial  bool
+	Timeouts checks.Timeouts
+	// Backend is a started cluster to use and leave running; nil starts an
+	// envtest control plane for this run and stops it at the end.
+	Backend cluster.Backend
+	// NewBackend, when Backend is nil, starts the cluster (default: envtest).
+	NewBackend func(ctx context.Context, dir string, progress io.Writer) (cluster.Backend, error)
+	// Out receives progress and, with Verbose, the controller's log as it runs.
+	Out     io.Writer
+	Verbose bool
+	// GoEnv is added to the environment of go and controller-gen (e.g.
+	// GOWORK=off for a module outside the workspace).
+	GoEnv []string
+	// LogLines is how many controller log lines a failure shows.
+	LogLines int
+}
+
+// runDirPrefix names the per-run directories under $TMPDIR; Sweep finds
+// leftovers of killed runs by it.
+const runDirPrefix = "gw10-run-"
+
+// Run runs the pipeline and returns its report. The error is non-nil only
+// when the run was interrupted; failures of the learner's code are in the report.
+func Run(ctx context.Context, opts Options) (*report.Report, error) {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.LogLines == 0 {
+		opts.LogLines = 20
+	}
+	if opts.Timeouts == (checks.Timeouts{}) {
+		opts.Timeouts = checks.DefaultTimeouts()
+	}
+	if opts.NewBackend == nil {
+		opts.NewBackend = func(ctx context.Context, dir string, progress io.Writer) (cluster.Backend, error) {
+			return cluster.NewEnvtestBackend(ctx, dir, progress)
+		}
+	}
+	rep := &report.Report{Step: opts.StepName, Started: time.Now(), Cluster: "envtest", Partial: opts.Partial}
+	if opts.Backend != nil {
+		rep.Cluster = opts.Backend.Name()
+	}
+	r := &run{opts: opts, rep: rep}
+	err := r.pipeline(ctx)
+	r.teardown()
+	rep.Duration = report.Since(rep.Started)
+	rep.Finish()
+	if ctx.Err() != nil {
+		return rep, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return rep, err
+}
+
+// run is the state of one pipeline run.
+type run struct {
+	opts     Options
+	rep      *report.Report
+	dir      string
+	backend  cluster.Backend
+	owned    bool // the backend was started by this run
+	proxy    *proxy.Server
+	ctrl     *controller
+	cleanups []func()
+}
+
+func (r *run) pipeline(ctx context.Context) error {
+	Sweep(r.opts.Out)
+	dir, err := os.MkdirTemp("", runDirPrefix)
+	if err != nil {
+		return fmt.Errorf("creating run directory: %w", err)
+	}
+	r.dir = dir
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("writing run directory owner: %w", err)
+	}
+
+	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.StepName)
+	var binary string
+	ok := r.stage(ctx, "generate", func() error { return generate(ctx, r.opts, dir) }) &&
+		r.stage(ctx, "build", func() (err error) { binary, err = build(ctx, r.opts, dir); return err }) &&
+		r.stage(ctx, "cluster", func() error { return r.startCluster(ctx) }) &&
+		r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
+		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
+		r.stage(ctx, "proxy stand-in", func() error { return r.startProxy() }) &&
+		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
+	if !ok {
+		reason := "not run: an earlier stage failed"
+		if ctx.Err() != nil {
+			reason = "not run: interrupted"
+		}
+		for _, c := range r.opts.Checks {
+			r.rep.Checks = append(r.rep.Checks, report.CheckResult{
+				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Points: c.Points, Status: report.Skip, Message: reason,
+			})
+		}
+		return nil
+	}
+	r.runChecks(ctx)
+	return nil
+}
+
+// stage runs one pipeline stage, reports it, and says whether to go on.
+func (r *run) stage(ctx context.Context, name string, f func() error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	fmt.Fprintf(r.opts.Out, "  %-24s ", name+" ...")
+	start := time.Now()
+	err := f()
+	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start)}
+	if err != nil {
+		st.Status, st.Detail = report.Fail, err.Error()
+		if ctx.Err() != nil {
+			st.Detail = "interrupted"
+		}
+		fmt.Fprintf(r.opts.Out, "FAIL (%s)\n", st.Duration)
+	} else {
+		fmt.Fprintf(r.opts.Out, "ok (%s)\n", st.Duration)
+	}
+	r.rep.Stages = append(r.rep.Stages, st)
+	return err == nil
+}
+
+func (r *run) teardown() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+	if r.dir != "" {
+		_, _ = cluster.KillProcessesUnder(r.dir)
+		_ = os.RemoveAll(r.dir)
+	}
+}
+
+func (r *run) onTeardown(f func()) { r.cleanups = append(r.cleanups, f) }
+
+func (r *run) startCluster(ctx context.Context) error {
+	if r.opts.Backend != nil {
+		r.backend = r.opts.Backend
+		return nil
+	}
+	b, err := r.opts.NewBackend(ctx, filepath.Join(r.dir, "cluster"), r.opts.Out)
+	if err != nil {
+		return err
+	}
+	r.backend, r.owned = b, true
+	r.rep.Cluster = b.Name()
+	r.onTeardown(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := b.Stop(stopCtx); err != nil {
+			fmt.Fprintf(r.opts.Out, "warning: %v\n", err)
+		}
+	})
+	return nil
+}
+
+func (r *run) startProxy() error {
+	p, err := proxy.Start()
+	if err != nil {
+		return err
+	}
+	r.proxy = p
+	r.onTeardown(func() { _ = p.Close() })
+	return nil
+}
+
+// Sweep removes what runs killed without a chance to clean up left behind:
+// their processes (found by the run directory in their command line) and
+// their directories.
+func Sweep(out io.Writer) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(string(b))
+		if cluster.Alive(pid) {
+			continue
+		}
+		n, _ := cluster.KillProcessesUnder(d)
+		if err := os.RemoveAll(d); err == nil && out != nil {
+			fmt.Fprintf(out, "cleaned up after an interrupted run (%s, %d processes)\n", d, n)
+		}
+	}
+}
+
+var errStopped = errors.New("stopped")
+
+// controller is the handle checks use on the learner's controller process.
+type controller struct {
+	cfg   ctrlproc.Config
+	log   *ctrlproc.Log
+	ready time.Duration
+
+	mu   sync.Mutex
+	proc *ctrlproc.Process // the current process; replaced by Start
+}
+
+func (c *controller) current() *ctrlproc.Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proc
+}
+
+func (c *controller) Start(ctx context.Context) error {
+	p, err := ctrlproc.Start(ctx, c.cfg, c.log)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.proc = p
+	c.mu.Unlock()
+	return p.WaitReady(ctx, c.ready)
+}
+
+func (c *controller) Kill(context.Context) error {
+	p := c.current()
+	if p == nil {
+		return errStopped
+	}
+	p.Kill()
+	return nil
+}
+
+func (c *controller) Metrics(ctx context.Context) (ctrlproc.Metrics, error) {
+	p := c.current()
+	if p == nil {
+		return ctrlproc.Metrics{}, errStopped
+	}
+	return p.Scrape(ctx)
+}
+
+// crashed reports an exit the harness did not cause.
+func (c *controller) crashed() bool {
+	p := c.current()
+	if p == nil {
+		return false
+	}
+	exited, _ := p.Exited()
+	return exited && !p.StoppedOnPurpose()
+}
