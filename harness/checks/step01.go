@@ -9,11 +9,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/proxy"
 )
 
@@ -275,36 +277,67 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		env.createService(ctx, "quiet-svc")
 		r := env.newRoute(ctx, "quiet", "quiet-svc", 8080)
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
-		env.G.Eventually(func() (bool, error) {
-			m, err := env.Controller.Metrics(ctx)
-			return m.Idle(), err
-		}).WithTimeout(env.Timeouts.Converge).WithPolling(env.Timeouts.Poll).
-			Should(BeTrue(), "waiting for the controller's work queue to drain")
+		env.waitIdle(ctx)
 
-		before, err := r.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
-		m0, err := env.Controller.Metrics(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
+		// 1. Left alone for a while, a converged controller does nothing:
+		// no status write (hot loop) and no reconcile (RequeueAfter polling).
+		before, m0 := r.snapshot(ctx)
 		time.Sleep(env.Timeouts.Quiet)
-		after, err := r.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
-		m1, err := env.Controller.Metrics(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
-
+		after, m1 := r.snapshot(ctx)
 		var problems []string
-		if before.GetResourceVersion() != after.GetResourceVersion() {
-			problems = append(problems, fmt.Sprintf("%s was rewritten with nothing changed (resourceVersion %s -> %s)\n    before: %s\n    after:  %s",
-				r, before.GetResourceVersion(), after.GetResourceVersion(), describeTimes(before), describeTimes(after)))
-		}
 		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
-			problems = append(problems, fmt.Sprintf("Reconcile ran %.0f times in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f)",
+			problems = append(problems, fmt.Sprintf("Reconcile ran %.0f times in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
 				n, env.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
 		}
+		problems = append(problems, rewritten(r, before, after)...)
+
+		// 2. An event that changes nothing the route depends on (an annotation
+		// on its Service, a second after the last write) may trigger a pass,
+		// but that pass must not write: a timestamp set to now on every pass
+		// shows up here.
+		svc := &corev1.Service{}
+		env.G.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: "quiet-svc"}, svc)).To(Succeed())
+		patch := client.MergeFrom(svc.DeepCopy())
+		svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "1"}
+		env.G.Expect(env.Client.Patch(ctx, svc, patch)).To(Succeed(), "annotating Service quiet-svc")
+		time.Sleep(env.Timeouts.Absent)
+		env.waitIdle(ctx)
+		poked, _ := r.snapshot(ctx)
+		problems = append(problems, rewritten(r, after, poked)...)
+
 		if len(problems) > 0 {
-			return fmt.Errorf("a converged controller must be quiet for %s:\n  - %s", env.Timeouts.Quiet, strings.Join(problems, "\n  - "))
+			return fmt.Errorf("a converged controller must not write or loop:\n  - %s", strings.Join(problems, "\n  - "))
 		}
 		return nil
 	},
+}
+
+// waitIdle waits until the controller has nothing queued or running.
+func (env *Env) waitIdle(ctx context.Context) {
+	env.G.Eventually(func() (bool, error) {
+		m, err := env.Controller.Metrics(ctx)
+		return m.Idle(), err
+	}).WithTimeout(env.Timeouts.Converge).WithPolling(env.Timeouts.Poll).
+		Should(BeTrue(), "waiting for the controller's work queue to drain")
+}
+
+// snapshot reads the route and the controller's metrics, waiting until the
+// second changes first so that a fresh timestamp would differ from the last one.
+func (r *route) snapshot(ctx context.Context) (*unstructured.Unstructured, ctrlproc.Metrics) {
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+	obj, err := r.get(ctx)
+	r.env.G.Expect(err).NotTo(HaveOccurred())
+	m, err := r.env.Controller.Metrics(ctx)
+	r.env.G.Expect(err).NotTo(HaveOccurred(), "scraping the controller's metrics")
+	return obj, m
+}
+
+func rewritten(r *route, before, after *unstructured.Unstructured) []string {
+	if before.GetResourceVersion() == after.GetResourceVersion() {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s was rewritten with nothing changed (resourceVersion %s -> %s)\n    before: %s\n    after:  %s",
+		r, before.GetResourceVersion(), after.GetResourceVersion(), describeTimes(before), describeTimes(after))}
 }
 
 func describeTimes(obj *unstructured.Unstructured) string {

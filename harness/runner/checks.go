@@ -62,6 +62,9 @@ func (r *run) runOne(ctx context.Context, c client.WithWatch, chk checks.Check) 
 	ns, err := r.createNamespace(checkCtx, c, chk.ID)
 	if err != nil {
 		res.Status, res.Duration, res.Message = report.Fail, report.Since(start), err.Error()
+		if ctx.Err() != nil {
+			res.Status, res.Message = report.Skip, "not run: interrupted"
+		}
 		return res
 	}
 	defer r.deleteNamespace(c, ns)
@@ -90,6 +93,10 @@ func (r *run) runOne(ctx context.Context, c client.WithWatch, chk checks.Check) 
 	}
 	err = runCheck(checkCtx, chk, env)
 	res.Duration = report.Since(start)
+	if ctx.Err() != nil {
+		res.Status, res.Message = report.Skip, "not run to the end: interrupted"
+		return res
+	}
 	if err == nil {
 		res.Status, res.Earned = report.Pass, chk.Points
 		return res

@@ -110,8 +110,16 @@ func (r *run) pipeline(ctx context.Context) error {
 
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.StepName)
 	var binary string
-	ok := r.stage(ctx, "generate", func() error { return generate(ctx, r.opts, dir) }) &&
-		r.stage(ctx, "build", func() (err error) { binary, err = build(ctx, r.opts, dir); return err }) &&
+	// Build first: a compile error is best reported by the compiler. Then
+	// regenerate from the markers, and rebuild if the deepcopy code changed.
+	ok := r.stage(ctx, "build", func() (err error) { binary, err = build(ctx, r.opts, dir); return err }) &&
+		r.stage(ctx, "generate", func() error {
+			changed, err := generate(ctx, r.opts)
+			if err == nil && changed {
+				binary, err = build(ctx, r.opts, dir)
+			}
+			return err
+		}) &&
 		r.stage(ctx, "cluster", func() error { return r.startCluster(ctx) }) &&
 		r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
 		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&

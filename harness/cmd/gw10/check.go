@@ -69,7 +69,10 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	if err != nil {
 		return runner.Options{}, err
 	}
-	stepDir := filepath.Join(root, f.step)
+	stepDir := f.step
+	if !filepath.IsAbs(stepDir) {
+		stepDir = filepath.Join(root, f.step)
+	}
 	if _, err := os.Stat(filepath.Join(stepDir, "go.mod")); err != nil {
 		return runner.Options{}, fmt.Errorf("%s is not a step module (no go.mod): pass STEP=step01 or STEP=solutions/step01", stepDir)
 	}

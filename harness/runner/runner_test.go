@@ -1,0 +1,310 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// root is the workbook root, seen from harness/runner.
+var root, _ = filepath.Abs(filepath.Join("..", ".."))
+
+// The mutants share one control plane to keep make test within its budget;
+// every run still gets its own namespaces, controller and proxy.
+var (
+	sharedOnce    sync.Once
+	shared        cluster.Backend
+	sharedErr     error
+	sharedStopper func()
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedStopper != nil {
+		sharedStopper()
+	}
+	os.Exit(code)
+}
+
+func sharedBackend(t *testing.T) cluster.Backend {
+	t.Helper()
+	sharedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gw10-runner-test-")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		b, err := cluster.NewEnvtestBackend(context.Background(), dir, io.Discard)
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		shared = b
+		sharedStopper = func() { _ = b.Stop(context.Background()); _ = os.RemoveAll(dir) }
+	})
+	if sharedErr != nil {
+		t.Fatalf("starting the shared control plane: %v", sharedErr)
+	}
+	return shared
+}
+
+// copyModule copies a step module (without bin/) to a temp dir: runs
+// regenerate files in place, and tests must not write into the repository.
+func copyModule(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() && rel == "bin" {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying %s: %v", src, err)
+	}
+	return dst
+}
+
+// outsideWorkspace is the environment for a module copied out of the workbook.
+var outsideWorkspace = []string{"GOWORK=off", "GOFLAGS=-mod=mod"}
+
+func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
+	t.Helper()
+	selected, err := checks.Select(checks.Step01(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), Options{
+		Root: root, StepDir: stepDir, StepName: name, Checks: selected,
+		Backend: sharedBackend(t), Out: &out, GoEnv: outsideWorkspace, Timeouts: timeouts,
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	rep.Terminal(&out)
+	return rep, out.String()
+}
+
+func TestSolutionPassesEveryCheck(t *testing.T) {
+	rep, out := runOn(t, copyModule(t, filepath.Join(root, "solutions", "step01")), "solutions/step01", nil, checks.DefaultTimeouts())
+	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
+		t.Fatalf("the reference solution does not pass every check:\n%s", out)
+	}
+}
+
+// mutant is a defect applied to the solution, and the check that must catch it.
+type mutant struct {
+	name      string
+	wantCheck string // the check that must fail
+	wantStage string // or the stage that must fail
+	wantCause string // a substring of the failure's causes, hint or message
+	edits     []edit
+}
+
+type edit struct{ file, old, new string }
+
+func loadMutants(t *testing.T) []mutant {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "mutants", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no mutants in testdata/mutants: %v", err)
+	}
+	var out []mutant
+	for _, f := range files {
+		ar, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		m := mutant{name: strings.TrimSuffix(filepath.Base(f), ".txtar")}
+		sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ": ")
+			switch k {
+			case "want":
+				m.wantCheck = v
+			case "stage":
+				m.wantStage = v
+			case "cause":
+				m.wantCause = v
+			}
+		}
+		if len(ar.Files)%2 != 0 {
+			t.Fatalf("%s: files must come in :old/:new pairs", f)
+		}
+		for i := 0; i < len(ar.Files); i += 2 {
+			o, n := ar.Files[i], ar.Files[i+1]
+			file := strings.TrimSuffix(o.Name, ":old")
+			if !strings.HasSuffix(o.Name, ":old") || n.Name != file+":new" {
+				t.Fatalf("%s: want a FILE:old then FILE:new pair, got %s, %s", f, o.Name, n.Name)
+			}
+			m.edits = append(m.edits, edit{file: file, old: string(o.Data), new: string(n.Data)})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (m mutant) apply(t *testing.T, dir string) {
+	t.Helper()
+	for _, e := range m.edits {
+		path := filepath.Join(dir, e.file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), e.old); n != 1 {
+			t.Fatalf("mutant %s: the text to replace occurs %d times in %s (the solution changed? update the mutant):\n%s", m.name, n, e.file, e.old)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// mutantTimeouts shorten the waits: a mutant is expected to fail, and the
+// solution shows the controller reacts in milliseconds. SelfHeal and Quiet
+// keep their values: they are what the checks measure.
+func mutantTimeouts() checks.Timeouts {
+	t := checks.DefaultTimeouts()
+	t.Converge, t.Retry = 10*time.Second, 15*time.Second
+	return t
+}
+
+func TestEveryMutantFailsItsCheck(t *testing.T) {
+	solution := filepath.Join(root, "solutions", "step01")
+	for _, m := range loadMutants(t) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := copyModule(t, solution)
+			m.apply(t, dir)
+			var ids []string
+			if m.wantCheck != "" {
+				ids = []string{m.wantCheck}
+			}
+			rep, out := runOn(t, dir, "mutant-"+m.name, ids, mutantTimeouts())
+			if rep.Summary.OK {
+				t.Fatalf("mutant %s passed: the harness does not catch it\n%s", m.name, out)
+			}
+			text := ""
+			if m.wantStage != "" {
+				for _, st := range rep.Stages {
+					if st.Name == m.wantStage && st.Status == report.Fail {
+						text = st.Detail
+					}
+				}
+				if text == "" {
+					t.Fatalf("mutant %s: stage %s did not fail\n%s", m.name, m.wantStage, out)
+				}
+			} else {
+				var res *report.CheckResult
+				for i := range rep.Checks {
+					if rep.Checks[i].ID == m.wantCheck {
+						res = &rep.Checks[i]
+					}
+				}
+				if res == nil || res.Status != report.Fail {
+					t.Fatalf("mutant %s: check %s did not fail\n%s", m.name, m.wantCheck, out)
+				}
+				text = strings.Join(append(res.Causes, res.Hint, res.Message), "\n")
+			}
+			if !strings.Contains(text, m.wantCause) {
+				t.Fatalf("mutant %s: the failure does not say %q:\n%s", m.name, m.wantCause, out)
+			}
+			t.Logf("mutant %s caught:\n%s", m.name, out)
+		})
+	}
+}
+
+// TestInterruptLeavesNothingBehind sends Ctrl-C (SIGINT) to `gw10 check` in
+// the middle of its checks and looks for leftovers.
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "gw10")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {
+		t.Fatalf("building gw10: %v\n%s", err, out)
+	}
+	runTmp := filepath.Join(tmp, "tmp")
+	if err := os.MkdirAll(runTmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	step := copyModule(t, filepath.Join(root, "solutions", "step01"))
+	cmd := exec.Command(bin, "check", "--root", root, "--step", step)
+	cmd.Env = append(os.Environ(), append(outsideWorkspace, "TMPDIR="+runTmp)...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "PASS crd-schema") {
+			break // the checks are running: the controller, apiserver and etcd are up
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(&seen, stdout) }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("gw10 check after Ctrl-C: %v, want exit status 130", err)
+		}
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("gw10 check did not stop within 2 minutes of Ctrl-C:\n%s", seen.String())
+	}
+	pids, err := cluster.ProcessesUnder(runTmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pids) > 0 {
+		for _, p := range pids {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+			t.Errorf("left behind: pid %d %s", p, bytes.ReplaceAll(cmdline, []byte{0}, []byte(" ")))
+		}
+		_, _ = cluster.KillProcessesUnder(runTmp)
+	}
+	left, _ := filepath.Glob(filepath.Join(runTmp, runDirPrefix+"*"))
+	if len(left) > 0 {
+		t.Errorf("run directories left behind: %v", left)
+	}
+	if !strings.Contains(seen.String(), "interrupted") {
+		t.Errorf("the output does not say the run was interrupted:\n%s", seen.String())
+	} else {
+		t.Logf("output:\n%s", seen.String())
+	}
+}
