@@ -34,6 +34,20 @@ assets-path: $(GW10)
 check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
 	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
 
+.PHONY: hint
+hint: $(GW10) ## Print the longer hint of a check: make hint ID=self-heal
+	@$(GW10) hint $(ID)
+
+.PHONY: diff
+diff: $(GW10) ## Show step01/ against the solution (for instructors; generated files left out).
+	@$(GW10) diff --step $(STEP)
+
+.PHONY: skeleton
+skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; refuses to overwrite edits).
+	@if [ -z "$(FORCE)" ] && [ -n "$$(git status --porcelain -- step01 2>/dev/null)" ]; then \
+	  echo "step01/ has uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
+	@$(GW10) skeleton
+
 .PHONY: cluster-up
 cluster-up: $(GW10) ## Start the dev control plane in the background; prints the KUBECONFIG to export.
 	@$(GW10) cluster-up
@@ -45,7 +59,7 @@ cluster-down: $(GW10) ## Stop the dev control plane and remove its data.
 .PHONY: test
 test: $(GW10) ## Run the workbook's own test suite (every module; builds envtest binaries if missing).
 	@$(GW10) assets
-	@unformatted="$$(gofmt -l harness solutions step01 2>/dev/null)"; \
+	@unformatted="$$(gofmt -l harness solutions step01)"; \
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
-	go vet ./harness/... ./solutions/step01/...
-	KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" go test -count=1 -timeout 45m ./harness/... ./solutions/step01/...
+	go vet ./harness/... ./solutions/step01/... ./step01/...
+	KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" go test -count=1 -timeout 45m ./harness/... ./solutions/step01/... ./step01/...

@@ -67,6 +67,10 @@ type Timeouts struct {
 	Check time.Duration
 	// Poll is the interval of every Eventually and Consistently.
 	Poll time.Duration
+	// Settle ends a wait early: once the controller has been idle this long
+	// (nothing queued, nothing running, no reconcile) without reaching the
+	// expected state, waiting longer will not get it there.
+	Settle time.Duration
 }
 
 // DefaultTimeouts are generous for slow CI machines, except SelfHeal, which
@@ -80,6 +84,7 @@ func DefaultTimeouts() Timeouts {
 		Retry:    45 * time.Second,
 		Check:    3 * time.Minute,
 		Poll:     100 * time.Millisecond,
+		Settle:   2500 * time.Millisecond,
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,7 +40,7 @@ func (env *Env) newRoute(ctx context.Context, name, service string, port int64) 
 		"service":  service,
 		"port":     port,
 	}
-	env.G.Expect(env.Client.Create(ctx, obj)).To(Succeed(), "creating EdgeRoute %s/%s", env.Namespace, name)
+	env.ok(env.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", env.Namespace, name)
 	return &route{env: env, Name: name, Service: service}
 }
 
@@ -50,12 +49,12 @@ func (env *Env) createService(ctx context.Context, name string) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: name},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}},
 	}
-	env.G.Expect(env.Client.Create(ctx, svc)).To(Succeed(), "creating Service %s/%s", env.Namespace, name)
+	env.ok(env.Client.Create(ctx, svc), "creating Service %s/%s", env.Namespace, name)
 }
 
 func (env *Env) deleteService(ctx context.Context, name string) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: name}}
-	env.G.Expect(env.Client.Delete(ctx, svc)).To(Succeed(), "deleting Service %s/%s", env.Namespace, name)
+	env.ok(env.Client.Delete(ctx, svc), "deleting Service %s/%s", env.Namespace, name)
 }
 
 func (r *route) key() proxy.Key { return proxy.Key{Namespace: r.env.Namespace, Name: r.Name} }
@@ -188,40 +187,38 @@ func (r *route) hasConditions(ctx context.Context, wants ...want) error {
 	for i, w := range wants {
 		ws[i] = w.String()
 	}
-	return fmt.Errorf("%s\n  expected: %s, each with observedGeneration = metadata.generation\n  observed: %s\n  wrong:    %s",
+	return problemf("%s\n  expected: %s, each with observedGeneration = metadata.generation\n  observed: %s\n  wrong:    %s",
 		r, strings.Join(ws, ", "), describe(obj), strings.Join(problems, "; "))
 }
 
 // eventually waits until r has the wanted conditions.
 func (r *route) eventually(ctx context.Context, within time.Duration, wants ...want) {
-	r.env.G.Eventually(func() error { return r.hasConditions(ctx, wants...) }).
-		WithContext(ctx).WithTimeout(within).WithPolling(r.env.Timeouts.Poll).
-		Should(Succeed(), "waited %s for %s", within, r)
+	r.env.waitFor(ctx, within, r.String(), func() error { return r.hasConditions(ctx, wants...) })
 }
 
 // generation returns metadata.generation and the spec, to prove they are untouched.
 func (r *route) generationAndSpec(ctx context.Context) (int64, map[string]any) {
 	obj, err := r.get(ctx)
-	r.env.G.Expect(err).NotTo(HaveOccurred(), "reading %s", r)
+	r.env.ok(err, "reading %s", r)
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	return obj.GetGeneration(), spec
 }
 
 // proxyHolds waits until the proxy holds exactly the named routes of the
 // check's namespace.
-func (env *Env) proxyHolds(within time.Duration, names ...string) {
+func (env *Env) proxyHolds(ctx context.Context, within time.Duration, names ...string) {
 	sort.Strings(names)
-	env.G.Eventually(func() error {
+	env.waitFor(ctx, within, "the proxy's route table", func() error {
 		var got []string
 		for _, k := range env.Proxy.Keys(env.Namespace) {
 			got = append(got, k.Name)
 		}
 		if strings.Join(got, ",") != strings.Join(names, ",") {
-			return fmt.Errorf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]",
+			return problemf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]",
 				strings.Join(names, " "), env.Namespace, strings.Join(got, " "))
 		}
 		return nil
-	}).WithTimeout(within).WithPolling(env.Timeouts.Poll).Should(Succeed(), "waited %s for the proxy's route table", within)
+	})
 }
 
 // statusRecorder watches the check's EdgeRoutes and keeps every version the
@@ -244,7 +241,7 @@ func (env *Env) recordStatus(ctx context.Context) *statusRecorder {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
 	w, err := env.Client.Watch(ctx, list, client.InNamespace(env.Namespace))
-	env.G.Expect(err).NotTo(HaveOccurred(), "watching EdgeRoutes in %s", env.Namespace)
+	env.ok(err, "watching EdgeRoutes in %s", env.Namespace)
 	rec := &statusRecorder{stop: w.Stop}
 	go func() {
 		for ev := range w.ResultChan() {

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,9 +111,12 @@ ClusterRole generated from your RBAC markers lacks Services.`,
 	Run: func(ctx context.Context, env *Env) error {
 		r := env.newRoute(ctx, "orphan", "no-such-service", 8080)
 		r.eventually(ctx, env.Timeouts.Converge, serviceNotFound, programmedNotTrue)
-		env.G.Consistently(func() bool { _, ok := env.Proxy.Route(r.key()); return ok }).
-			WithTimeout(env.Timeouts.Absent).WithPolling(env.Timeouts.Poll).
-			Should(BeFalse(), "the proxy holds a route for %s, whose Service does not exist", r)
+		env.stays(ctx, env.Timeouts.Absent, "the proxy must hold no route for "+r.String(), func() error {
+			if got, ok := env.Proxy.Route(r.key()); ok {
+				return problemf("the proxy holds %+v for %s, whose Service does not exist", got, r)
+			}
+			return nil
+		})
 		return nil
 	},
 }
@@ -148,8 +152,9 @@ EdgeRoute did not.`,
 		r.eventually(ctx, env.Timeouts.SelfHeal, acceptedTrue, programmedTrue)
 
 		gen2, spec2 := r.generationAndSpec(ctx)
-		env.G.Expect(gen2).To(Equal(gen), "%s: metadata.generation changed: the controller (or something) wrote its spec", r)
-		env.G.Expect(spec2).To(Equal(spec), "%s: spec changed", r)
+		if gen2 != gen || !equality.Semantic.DeepEqual(spec, spec2) {
+			return problemf("%s: its spec changed (generation %d -> %d): self-healing must need no change to the EdgeRoute", r, gen, gen2)
+		}
 
 		var ack time.Time
 		for _, ev := range env.Proxy.Events(r.key()) {
@@ -158,11 +163,13 @@ EdgeRoute did not.`,
 				break
 			}
 		}
-		env.G.Expect(ack.IsZero()).To(BeFalse(), "%s is Programmed=True but the proxy never ACKed a push for it", r)
-		seen, _ := rec.firstTrue(r.Name, programmed)
-		env.G.Expect(seen.Before(ack)).To(BeFalse(),
-			"%s: Programmed=True was written %s before the proxy ACKed the push: status must follow the ACK",
-			r, ack.Sub(seen).Round(time.Millisecond))
+		if ack.IsZero() {
+			return problemf("%s is Programmed=True but the proxy never ACKed a push for it", r)
+		}
+		if seen, _ := rec.firstTrue(r.Name, programmed); seen.Before(ack) {
+			return problemf("%s: Programmed=True was written %s before the proxy ACKed the push: status must follow the ACK",
+				r, ack.Sub(seen).Round(time.Millisecond))
+		}
 		return nil
 	},
 }
@@ -181,11 +188,11 @@ route from the data plane (Remove is idempotent) and set Programmed=False.`,
 		env.createService(ctx, "gone-svc")
 		r := env.newRoute(ctx, "gone", "gone-svc", 8080)
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
-		env.proxyHolds(env.Timeouts.Converge, r.Name)
+		env.proxyHolds(ctx, env.Timeouts.Converge, r.Name)
 
 		env.deleteService(ctx, r.Service)
 		r.eventually(ctx, env.Timeouts.Converge, serviceNotFound, programmedNotTrue)
-		env.proxyHolds(env.Timeouts.Converge)
+		env.proxyHolds(ctx, env.Timeouts.Converge)
 		return nil
 	},
 }
@@ -206,23 +213,23 @@ information. The push must carry the new port.`,
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
 
 		obj, err := r.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
+		env.ok(err, "reading %s", r)
 		patch := client.MergeFrom(obj.DeepCopy())
-		env.G.Expect(unstructured.SetNestedField(obj.Object, int64(9090), "spec", "port")).To(Succeed())
-		env.G.Expect(env.Client.Patch(ctx, obj, patch)).To(Succeed(), "changing spec.port of %s", r)
+		env.ok(unstructured.SetNestedField(obj.Object, int64(9090), "spec", "port"), "setting spec.port")
+		env.ok(env.Client.Patch(ctx, obj, patch), "changing spec.port of %s", r)
 		newGen := obj.GetGeneration()
 
-		env.G.Eventually(func() error {
+		env.waitFor(ctx, env.Timeouts.Converge, "the new port to reach the proxy", func() error {
 			got, ok := env.Proxy.Route(r.key())
 			if !ok || got.Port != 9090 {
-				return fmt.Errorf("the proxy\n  expected: %s with port 9090\n  observed: %+v (present: %v)", r.key(), got, ok)
+				return problemf("the proxy\n  expected: %s with port 9090\n  observed: %+v (present: %v)", r.key(), got, ok)
 			}
 			return nil
-		}).WithTimeout(env.Timeouts.Converge).WithPolling(env.Timeouts.Poll).Should(Succeed(), "waiting for the new port to be pushed")
+		})
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
-		final, err := r.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
-		env.G.Expect(final.GetGeneration()).To(Equal(newGen), "%s changed again after the edit", r)
+		if gen, _ := r.generationAndSpec(ctx); gen != newGen {
+			return problemf("%s: generation %d, want %d: its spec changed again after the edit", r, gen, newGen)
+		}
 		return nil
 	},
 }
@@ -249,10 +256,11 @@ moment, is a lie that the check sees.`,
 		r := env.newRoute(ctx, "nacked", "nacked-svc", 8080)
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue,
 			want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
-		env.G.Consistently(func() error { return r.hasConditions(ctx, programmedNotTrue) }).
-			WithTimeout(env.Timeouts.Absent).WithPolling(env.Timeouts.Poll).Should(Succeed())
+		env.stays(ctx, env.Timeouts.Absent, r.String()+" must not be Programmed while the proxy NACKs", func() error {
+			return r.hasConditions(ctx, programmedNotTrue)
+		})
 		if v, ok := rec.anyTrue(r.Name, programmed); ok {
-			return fmt.Errorf("%s was Programmed=True at %s while the proxy NACKed every push:\n  observed: %+v",
+			return problemf("%s was Programmed=True at %s while the proxy NACKed every push:\n  observed: %+v",
 				r, v.at.Format("15:04:05.000"), v.conds)
 		}
 
@@ -296,17 +304,17 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		// but that pass must not write: a timestamp set to now on every pass
 		// shows up here.
 		svc := &corev1.Service{}
-		env.G.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: "quiet-svc"}, svc)).To(Succeed())
+		env.ok(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: "quiet-svc"}, svc), "reading Service quiet-svc")
 		patch := client.MergeFrom(svc.DeepCopy())
 		svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "1"}
-		env.G.Expect(env.Client.Patch(ctx, svc, patch)).To(Succeed(), "annotating Service quiet-svc")
+		env.ok(env.Client.Patch(ctx, svc, patch), "annotating Service quiet-svc")
 		time.Sleep(env.Timeouts.Absent)
 		env.waitIdle(ctx)
 		poked, _ := r.snapshot(ctx)
 		problems = append(problems, rewritten(r, after, poked)...)
 
 		if len(problems) > 0 {
-			return fmt.Errorf("a converged controller must not write or loop:\n  - %s", strings.Join(problems, "\n  - "))
+			return problemf("a converged controller must not write or loop:\n  - %s", strings.Join(problems, "\n  - "))
 		}
 		return nil
 	},
@@ -314,11 +322,14 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 
 // waitIdle waits until the controller has nothing queued or running.
 func (env *Env) waitIdle(ctx context.Context) {
-	env.G.Eventually(func() (bool, error) {
+	env.G.Eventually(func() error {
 		m, err := env.Controller.Metrics(ctx)
-		return m.Idle(), err
-	}).WithTimeout(env.Timeouts.Converge).WithPolling(env.Timeouts.Poll).
-		Should(BeTrue(), "waiting for the controller's work queue to drain")
+		if err == nil && !m.Idle() {
+			err = problemf("the controller still has work: %.0f queued, %.0f running", m.QueueDepth, m.ActiveWorkers)
+		}
+		return asProblem(err)
+	}).WithContext(ctx).WithTimeout(env.Timeouts.Converge).WithPolling(env.Timeouts.Poll).
+		Should(gomega.Succeed(), "waiting for the controller's work queue to drain")
 }
 
 // snapshot reads the route and the controller's metrics, waiting until the
@@ -326,9 +337,9 @@ func (env *Env) waitIdle(ctx context.Context) {
 func (r *route) snapshot(ctx context.Context) (*unstructured.Unstructured, ctrlproc.Metrics) {
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
 	obj, err := r.get(ctx)
-	r.env.G.Expect(err).NotTo(HaveOccurred())
+	r.env.ok(err, "reading %s", r)
 	m, err := r.env.Controller.Metrics(ctx)
-	r.env.G.Expect(err).NotTo(HaveOccurred(), "scraping the controller's metrics")
+	r.env.ok(err, "scraping the controller's metrics")
 	return obj, m
 }
 
@@ -362,12 +373,12 @@ does not need one because the data plane is keyed by the EdgeRoute's name.`,
 		env.createService(ctx, "bye-svc")
 		r := env.newRoute(ctx, "bye", "bye-svc", 8080)
 		r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
-		env.proxyHolds(env.Timeouts.Converge, r.Name)
+		env.proxyHolds(ctx, env.Timeouts.Converge, r.Name)
 
 		obj, err := r.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
-		env.G.Expect(env.Client.Delete(ctx, obj)).To(Succeed(), "deleting %s", r)
-		env.proxyHolds(env.Timeouts.Converge)
+		env.ok(err, "reading %s", r)
+		env.ok(env.Client.Delete(ctx, obj), "deleting %s", r)
+		env.proxyHolds(ctx, env.Timeouts.Converge)
 		return nil
 	},
 }
@@ -396,30 +407,32 @@ leaves the proxy empty.`,
 		for _, r := range []*route{b, c, d} {
 			r.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
 		}
-		env.proxyHolds(env.Timeouts.Converge, "b", "c", "d")
+		env.proxyHolds(ctx, env.Timeouts.Converge, "b", "c", "d")
 		gens := map[string]int64{}
 		for _, r := range []*route{a, b, c, d} {
 			gens[r.Name], _ = r.generationAndSpec(ctx)
 		}
 
-		env.G.Expect(env.Controller.Kill(ctx)).To(Succeed(), "killing the controller")
+		env.ok(env.Controller.Kill(ctx), "killing the controller")
 		env.createService(ctx, "a-svc")
 		env.deleteService(ctx, "b-svc")
 		obj, err := c.get(ctx)
-		env.G.Expect(err).NotTo(HaveOccurred())
+		env.ok(err, "reading %s", c)
 		_ = unstructured.SetNestedSlice(obj.Object, []any{}, "status", "conditions")
-		env.G.Expect(env.Client.Status().Update(ctx, obj)).To(Succeed(), "clearing the status of %s", c)
+		env.ok(env.Client.Status().Update(ctx, obj), "clearing the status of %s", c)
 		env.Proxy.Clear()
 
-		env.G.Expect(env.Controller.Start(ctx)).To(Succeed(), "starting a new controller process")
+		env.ok(env.Controller.Start(ctx), "starting a new controller process")
 		a.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
 		b.eventually(ctx, env.Timeouts.Converge, serviceNotFound, programmedNotTrue)
 		c.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
 		d.eventually(ctx, env.Timeouts.Converge, acceptedTrue, programmedTrue)
-		env.proxyHolds(env.Timeouts.Converge, "a", "c", "d")
+		env.proxyHolds(ctx, env.Timeouts.Converge, "a", "c", "d")
 		for _, r := range []*route{a, b, c, d} {
 			gen, _ := r.generationAndSpec(ctx)
-			env.G.Expect(gen).To(Equal(gens[r.Name]), "%s: its spec changed; reconvergence must need no change to any EdgeRoute", r)
+			if gen != gens[r.Name] {
+				return problemf("%s: its spec changed (generation %d -> %d): reconvergence must need no change to any EdgeRoute", r, gens[r.Name], gen)
+			}
 		}
 		return nil
 	},

@@ -136,9 +136,11 @@ func (r *run) explain(ctx context.Context, res *report.CheckResult, chk checks.C
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			if m, err := p.Scrape(sctx); err == nil {
 				snap.Metrics = &m
-				time.Sleep(time.Second)
-				if m2, err := p.Scrape(sctx); err == nil {
-					snap.Metrics2 = &m2
+				if m.ActiveWorkers > 0 { // busy: a second look tells a hang from slow work
+					time.Sleep(time.Second)
+					if m2, err := p.Scrape(sctx); err == nil {
+						snap.Metrics2 = &m2
+					}
 				}
 			}
 			cancel()

@@ -77,6 +77,9 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	r := &run{opts: opts, rep: rep}
 	err := r.pipeline(ctx)
 	r.teardown()
+	if r.backend != nil {
+		rep.Cluster = r.backend.Name()
+	}
 	rep.Duration = report.Since(rep.Started)
 	rep.Finish()
 	if ctx.Err() != nil {
@@ -87,13 +90,14 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 
 // run is the state of one pipeline run.
 type run struct {
-	opts     Options
-	rep      *report.Report
-	dir      string
-	backend  cluster.Backend
-	owned    bool // the backend was started by this run
-	proxy    *proxy.Server
-	ctrl     *controller
+	opts    Options
+	rep     *report.Report
+	dir     string
+	backend cluster.Backend
+	proxy   *proxy.Server
+	ctrl    *controller
+
+	mu       sync.Mutex // the cluster starts concurrently with the build
 	cleanups []func()
 }
 
@@ -109,6 +113,10 @@ func (r *run) pipeline(ctx context.Context) error {
 	}
 
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.StepName)
+	// The control plane starts while the controller builds.
+	clusterDone := make(chan error, 1)
+	go func() { clusterDone <- r.startCluster(ctx) }()
+	waitCluster := sync.OnceValue(func() error { return <-clusterDone })
 	var binary string
 	// Build first: a compile error is best reported by the compiler. Then
 	// regenerate from the markers, and rebuild if the deepcopy code changed.
@@ -120,12 +128,13 @@ func (r *run) pipeline(ctx context.Context) error {
 			}
 			return err
 		}) &&
-		r.stage(ctx, "cluster", func() error { return r.startCluster(ctx) }) &&
+		r.stage(ctx, "cluster", waitCluster) &&
 		r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
 		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
 		r.stage(ctx, "proxy stand-in", func() error { return r.startProxy() }) &&
 		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
 	if !ok {
+		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
 		reason := "not run: an earlier stage failed"
 		if ctx.Err() != nil {
 			reason = "not run: interrupted"
@@ -164,8 +173,11 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 }
 
 func (r *run) teardown() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
+	r.mu.Lock()
+	cleanups := r.cleanups
+	r.mu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
 	}
 	if r.dir != "" {
 		_, _ = cluster.KillProcessesUnder(r.dir)
@@ -173,7 +185,11 @@ func (r *run) teardown() {
 	}
 }
 
-func (r *run) onTeardown(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *run) onTeardown(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, f)
+}
 
 func (r *run) startCluster(ctx context.Context) error {
 	if r.opts.Backend != nil {
@@ -184,8 +200,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.backend, r.owned = b, true
-	r.rep.Cluster = b.Name()
+	r.backend = b
 	r.onTeardown(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

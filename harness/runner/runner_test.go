@@ -308,3 +308,54 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 		t.Logf("output:\n%s", seen.String())
 	}
 }
+
+// TestSkeletonRunsAndFailsEveryCheckWithAHint: the pristine skeleton builds,
+// its controller starts and keeps running, and every check fails with a hint.
+func TestSkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
+	rep, out := runOn(t, copyModule(t, filepath.Join(root, "step01")), "step01", nil, checks.DefaultTimeouts())
+	for _, st := range rep.Stages {
+		if st.Status != report.Pass {
+			t.Fatalf("stage %s failed on the pristine skeleton:\n%s", st.Name, out)
+		}
+	}
+	for _, c := range rep.Checks {
+		if c.Status != report.Fail {
+			t.Errorf("check %s is %s on the pristine skeleton, want fail", c.ID, c.Status)
+		}
+		if c.Hint == "" || c.Doc == "" {
+			t.Errorf("check %s failed without a hint or docs anchor", c.ID)
+		}
+		for _, cause := range c.Causes {
+			if strings.Contains(cause, "exited") || strings.Contains(cause, "panicked") {
+				t.Errorf("check %s: the skeleton's controller crashed: %s", c.ID, cause)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// TestSolutionFilesInTheLearnersModulePass: a learner who writes the
+// solution's code into step01/ gets a green make check.
+func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
+	dir := copyModule(t, filepath.Join(root, "solutions", "step01"))
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rewritten := bytes.ReplaceAll(data, []byte("github.com/10xdev/gw10/solutions/step01"), []byte("github.com/10xdev/gw10/step01"))
+		return os.WriteFile(path, rewritten, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, out := runOn(t, dir, "step01", nil, checks.DefaultTimeouts())
+	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
+		t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
+	}
+}

@@ -25,6 +25,9 @@ func commands() map[string]command {
 		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
+		"skeleton":      {"regenerate step01/ from solutions/step01/ (overwrites step01/)", runSkeleton},
+		"diff":          {"show the learner's step01/ against the solution (module path normalised, generated files left out)", runDiff},
+		"hint":          {"print the longer hint of a check", runHint},
 	}
 }
 

@@ -6,31 +6,47 @@ import (
 
 // EdgeRouteSpec is the DESIRED state (what the user writes).
 type EdgeRouteSpec struct {
+	//gw10:begin validation
+	//gw10:todo Validate the spec with +kubebuilder:validation markers on each field, so
+	//gw10:todo that the API server rejects bad EdgeRoutes with a message naming the field:
+	//gw10:todo hostname an RFC 1123 DNS subdomain, prefix starting with "/", service a
+	//gw10:todo DNS-1035 label, port 1-65535 (check: crd-schema).
+	//gw10:stub
+	//gw10:end
+
 	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain.
 	// +required
+	//gw10:begin validation-hostname
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	//gw10:end
 	Hostname string `json:"hostname"`
 
 	// Prefix is the path prefix the route matches; it starts with "/".
 	// +required
+	//gw10:begin validation-prefix
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^/`
+	//gw10:end
 	Prefix string `json:"prefix"`
 
 	// Service is the name of the target Service in the EdgeRoute's namespace,
 	// a DNS-1035 label.
 	// +required
+	//gw10:begin validation-service
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	//gw10:end
 	Service string `json:"service"`
 
 	// Port is the target port on the Service.
 	// +required
+	//gw10:begin validation-port
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
+	//gw10:end
 	Port int32 `json:"port"`
 }
 

@@ -1,0 +1,185 @@
+// Package skeleton generates a learner's step module from its reference
+// solution, so the two never drift. In the solution's Go files, an exercise
+// region reads
+//
+//	//gw10:begin <id>
+//	//gw10:todo what to do, and which check proves it   (one or more lines)
+//	//gw10:stub code that keeps the skeleton compiling  (zero or more lines)
+//	... the solution's code ...
+//	//gw10:end
+//
+// and becomes, in the skeleton, a "// TODO(step01): ..." comment followed by
+// the stub. The module path is rewritten, imports the stubs no longer use are
+// dropped, solution-only files are left out, and the generated files (CRD,
+// ClusterRole, deepcopy) are regenerated from the skeleton's own markers.
+package skeleton
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/tools/imports"
+
+	"github.com/10xdev/gw10/harness/gotool"
+)
+
+// Options say what to generate.
+type Options struct {
+	Src, Dst             string // solution module, skeleton module
+	FromModule, ToModule string // module paths
+	Step                 string // names the TODOs: TODO(<step>)
+	// ControllerGen regenerates the generated files; empty copies them as they are.
+	ControllerGen string
+}
+
+// SolutionOnly are files of the solution that the skeleton does not get: the
+// controller's tests assert the solved behaviour (learners run make check).
+var SolutionOnly = []string{"internal/controller/*_test.go"}
+
+// Skipped reports whether a solution path is not part of the skeleton.
+func Skipped(rel string) bool {
+	if rel == "bin" || strings.HasPrefix(rel, "bin/") {
+		return true
+	}
+	for _, pat := range SolutionOnly {
+		if ok, _ := filepath.Match(pat, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Generate writes the skeleton of opts.Src into opts.Dst, which must not exist.
+func Generate(ctx context.Context, opts Options) error {
+	if _, err := os.Stat(opts.Dst); err == nil {
+		return fmt.Errorf("%s already exists", opts.Dst)
+	}
+	err := filepath.WalkDir(opts.Src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(opts.Src, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if Skipped(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(opts.Dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out, err := transform(rel, data, opts)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, out, info.Mode().Perm())
+	})
+	if err != nil {
+		return fmt.Errorf("generating the skeleton of %s: %w", opts.Src, err)
+	}
+	if opts.ControllerGen != "" {
+		if err := gotool.Generate(ctx, opts.ControllerGen, opts.Dst, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}); err != nil {
+			return fmt.Errorf("regenerating the skeleton's manifests: %w", err)
+		}
+	}
+	return nil
+}
+
+func transform(rel string, data []byte, opts Options) ([]byte, error) {
+	text := string(data)
+	if opts.FromModule != "" {
+		text = strings.ReplaceAll(text, opts.FromModule, opts.ToModule)
+	}
+	if !strings.HasSuffix(rel, ".go") {
+		return []byte(text), nil
+	}
+	stubbed, err := Stub(rel, text, opts.Step)
+	if err != nil {
+		return nil, err
+	}
+	// Drop the imports only the solution's code used.
+	out, err := imports.Process(rel, []byte(stubbed), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8})
+	if err != nil {
+		return nil, fmt.Errorf("%s: formatting the stubbed code: %w", rel, err)
+	}
+	return out, nil
+}
+
+// Stub replaces every exercise region of a Go file with its TODO and stub.
+func Stub(name, src, step string) (string, error) {
+	var out strings.Builder
+	var todo, stub []string
+	inRegion, indent, beginLine := false, "", 0
+	sc := bufio.NewScanner(strings.NewReader(src))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "//gw10:begin"):
+			if inRegion {
+				return "", fmt.Errorf("%s:%d: region begins inside the region of line %d", name, n, beginLine)
+			}
+			inRegion, indent, beginLine = true, line[:len(line)-len(strings.TrimLeft(line, " \t"))], n
+			todo, stub = nil, nil
+		case strings.HasPrefix(trimmed, "//gw10:end"):
+			if !inRegion {
+				return "", fmt.Errorf("%s:%d: region end without a begin", name, n)
+			}
+			for i, t := range todo {
+				if i == 0 {
+					fmt.Fprintf(&out, "%s// TODO(%s): %s\n", indent, step, t)
+				} else {
+					fmt.Fprintf(&out, "%s// %s\n", indent, t)
+				}
+			}
+			for _, s := range stub {
+				if s == "" {
+					out.WriteString("\n")
+				} else {
+					out.WriteString(indent + s + "\n")
+				}
+			}
+			inRegion = false
+		case inRegion && strings.HasPrefix(trimmed, "//gw10:todo"):
+			todo = append(todo, directiveText(trimmed, "//gw10:todo"))
+		case inRegion && strings.HasPrefix(trimmed, "//gw10:stub"):
+			stub = append(stub, directiveText(trimmed, "//gw10:stub"))
+		case inRegion:
+			// the solution's code: left out
+		default:
+			out.WriteString(line + "\n")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if inRegion {
+		return "", fmt.Errorf("%s:%d: region is never closed with //gw10:end", name, beginLine)
+	}
+	return out.String(), nil
+}
+
+// directiveText is what follows the directive and one separating space.
+func directiveText(trimmed, directive string) string {
+	rest := strings.TrimPrefix(trimmed, directive)
+	return strings.TrimPrefix(rest, " ")
+}

@@ -1,0 +1,164 @@
+package skeleton
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/gotool"
+)
+
+var root, _ = filepath.Abs(filepath.Join("..", ".."))
+
+const (
+	solutionModule = "github.com/10xdev/gw10/solutions/step01"
+	learnerModule  = "github.com/10xdev/gw10/step01"
+)
+
+func TestStubReplacesRegionsWithTODOAndStub(t *testing.T) {
+	src := `package x
+
+func f() int {
+	//gw10:begin compute
+	//gw10:todo Compute the answer
+	//gw10:todo   (check: answer).
+	//gw10:stub return 0
+	return 42
+	//gw10:end
+}
+`
+	got, err := Stub("x.go", src, "step01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `package x
+
+func f() int {
+	// TODO(step01): Compute the answer
+	//   (check: answer).
+	return 0
+}
+`
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStubRejectsMalformedRegions(t *testing.T) {
+	for name, src := range map[string]string{
+		"nested":       "//gw10:begin a\n//gw10:begin b\n//gw10:end\n",
+		"unterminated": "x\n//gw10:begin a\ny\n",
+		"stray end":    "//gw10:end\n",
+	} {
+		if _, err := Stub("f.go", src, "step01"); err == nil {
+			t.Errorf("%s region accepted", name)
+		} else if !strings.Contains(err.Error(), "f.go:") {
+			t.Errorf("%s: error %q does not say where", name, err)
+		}
+	}
+}
+
+// TestCommittedSkeletonIsUpToDate regenerates step01/ and compares it with
+// the committed one: a solution change without `make skeleton` fails here.
+func TestCommittedSkeletonIsUpToDate(t *testing.T) {
+	ctx := context.Background()
+	gen, err := gotool.Path(ctx, root, "controller-gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(t.TempDir(), "step01")
+	if err := Generate(ctx, Options{
+		Src: filepath.Join(root, "solutions", "step01"), Dst: fresh,
+		FromModule: solutionModule, ToModule: learnerModule, Step: "step01", ControllerGen: gen,
+	}); err != nil {
+		t.Fatalf("generating the skeleton: %v", err)
+	}
+	committed := filepath.Join(root, "step01")
+	want, got := files(t, fresh), files(t, committed)
+	for name, data := range want {
+		if c, ok := got[name]; !ok {
+			t.Errorf("step01/%s is missing", name)
+		} else if !bytes.Equal(c, data) {
+			t.Errorf("step01/%s differs from what the generator makes", name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("step01/%s is not generated from the solution", name)
+		}
+	}
+	if t.Failed() {
+		t.Log("the committed skeleton is stale: run `make skeleton` and commit step01/")
+	}
+}
+
+func files(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if rel == "bin" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDiffOfPristineSkeletonShowsOnlyTheExercises: what the skeleton adds is
+// TODO comments and stubs, in the files that have exercise regions.
+func TestDiffOfPristineSkeletonShowsOnlyTheExercises(t *testing.T) {
+	sol := filepath.Join(root, "solutions", "step01")
+	d, err := Diff(DiffOptions{
+		Solution: sol, Learner: filepath.Join(root, "step01"),
+		SolutionLabel: "solutions/step01", LearnerLabel: "step01",
+		SolutionModule: solutionModule, LearnerModule: learnerModule,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubs := map[string]bool{}
+	regionFiles := map[string]bool{}
+	for name, data := range files(t, sol) {
+		for _, line := range strings.Split(string(data), "\n") {
+			trimmed := strings.TrimSpace(line)
+			if strings.HasPrefix(trimmed, "//gw10:stub") {
+				stubs[strings.TrimSpace(strings.TrimPrefix(trimmed, "//gw10:stub"))] = true
+			}
+			if strings.HasPrefix(trimmed, "//gw10:begin") {
+				regionFiles["step01/"+name] = true
+			}
+		}
+	}
+	for _, line := range strings.Split(d, "\n") {
+		switch {
+		case strings.HasPrefix(line, "+++ "):
+			if name := strings.Fields(line)[1]; !regionFiles[name] {
+				t.Errorf("the diff touches %s, which has no exercise region", name)
+			}
+		case strings.HasPrefix(line, "+"):
+			added := strings.TrimSpace(line[1:])
+			if added != "" && !strings.HasPrefix(added, "//") && !stubs[added] {
+				t.Errorf("the skeleton adds a line that is neither a TODO nor a stub: %q", line)
+			}
+		}
+	}
+	if d == "" {
+		t.Fatal("no diff at all: the skeleton has no exercises")
+	}
+}

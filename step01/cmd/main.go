@@ -1,0 +1,108 @@
+// Command manager runs the EdgeRoute controller.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	netv1 "github.com/10xdev/gw10/step01/api/v1"
+	"github.com/10xdev/gw10/step01/internal/controller"
+	"github.com/10xdev/gw10/step01/internal/dataplane"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		metricsAddr      string
+		probeAddr        string
+		enableLeaderElec bool
+		dataplaneURL     string
+		dataplaneTimeout time.Duration
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
+		"The address the metrics endpoint binds to, served as plain HTTP (e.g. 127.0.0.1:8080). Use 0 to disable it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.BoolVar(&enableLeaderElec, "leader-elect", false,
+		"Enable leader election, ensuring only one active controller manager.")
+	flag.StringVar(&dataplaneURL, "dataplane-url", "",
+		"Base URL of the proxy admin API (e.g. http://127.0.0.1:9901). Empty: log pushes and always ACK.")
+	flag.DurationVar(&dataplaneTimeout, "dataplane-timeout", 5*time.Second, "Timeout of one data plane request.")
+	opts := zap.Options{Development: true}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(netv1.AddToScheme(scheme))
+
+	var dp dataplane.DataPlane = dataplane.Logging{Log: ctrl.Log.WithName("dataplane")}
+	if dataplaneURL != "" {
+		h, err := dataplane.NewHTTP(dataplaneURL, dataplaneTimeout)
+		if err != nil {
+			return err
+		}
+		dp = h
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         enableLeaderElec,
+		LeaderElectionID:       "edgeroute.net.10xdev.io",
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	ctx := ctrl.SetupSignalHandler() // cancelled on SIGTERM or SIGINT: clean shutdown
+	if err := (&controller.EdgeRouteReconciler{
+		Client:     mgr.GetClient(),
+		Programmer: dp,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the EdgeRoute controller: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+
+	log.Info("starting manager", "dataplane", dataplaneURLOrLogging(dataplaneURL))
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+func dataplaneURLOrLogging(u string) string {
+	if u == "" {
+		return "logging (always ACKs)"
+	}
+	return u
+}

@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	netv1 "github.com/10xdev/gw10/step01/api/v1"
+	"github.com/10xdev/gw10/step01/internal/dataplane"
+)
+
+// serviceIndex indexes EdgeRoutes by the name of the Service they target, so
+// that a Service event finds its routes without listing every EdgeRoute.
+const serviceIndex = ".spec.service"
+
+// EdgeRouteReconciler converges the data plane to the EdgeRoutes in the
+// cluster and reports the outcome in their status.
+type EdgeRouteReconciler struct {
+	client.Client
+	Programmer dataplane.DataPlane // pushes config to the proxy (step 02 / gw-08)
+}
+
+// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes/status,verbs=get;update;patch
+// TODO(step01): Let the controller read the Services its routes name (checks: missing-service, self-heal).
+
+// Reconcile is LEVEL-TRIGGERED: it derives the right state from scratch
+// every call. It must be idempotent and survive being called any number
+// of times in any order.
+func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var er netv1.EdgeRoute
+	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("reading EdgeRoute %s: %w", req.NamespacedName, err)
+		}
+		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
+		return ctrl.Result{}, nil
+	}
+	// TODO(step01): 1. Observe ACTUAL state: does the target Service exist? A read error
+	//    other than NotFound is transient: return it and change nothing
+	//    (checks: missing-service, self-heal).
+	var obs observation
+
+	// TODO(step01): 2. Converge the data plane: program the route when its Service exists,
+	//    withdraw it when it does not, and remember the push's outcome in obs
+	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
+
+	// TODO(step01): 3. Report status: set the conditions from obs (see conditionsFor) and write
+	//    the status once, only when it changed. Programmed=True only after an ACK
+	//    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
+
+	if obs.pushErr != nil {
+		// The NACK is in the status; the error makes the queue retry with backoff.
+		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
+// changes to the Services they reference (so endpoint churn re-triggers).
+func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service changes.
+	// The Service has no ownerReference to them, so Owns() cannot see it
+	// (checks: self-heal, service-removed, restart-reconverge).
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&netv1.EdgeRoute{}).
+		Named("edgeroute").
+		Complete(r)
+}
+
+// TODO(step01): Helpers for the Service watch go here.

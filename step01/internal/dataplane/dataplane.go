@@ -1,0 +1,55 @@
+// Package dataplane pushes EdgeRoutes to the edge proxy's admin API.
+//
+// The protocol is xDS-like: a push is either ACKed (2xx) or NACKed (anything
+// else, with a reason), and the controller reports which in its status.
+package dataplane
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	netv1 "github.com/10xdev/gw10/step01/api/v1"
+)
+
+// DataPlane is what the reconciler converges: the proxy's route table.
+// Both calls are idempotent.
+type DataPlane interface {
+	// Program creates or replaces the route for an EdgeRoute; a nil error
+	// means the proxy ACKed it.
+	Program(ctx context.Context, er *netv1.EdgeRoute) error
+	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
+	// a route the proxy does not hold succeeds.
+	Remove(ctx context.Context, key types.NamespacedName) error
+}
+
+// Route is the body of a push: what the proxy needs to route the traffic.
+type Route struct {
+	Hostname   string `json:"hostname"`
+	Prefix     string `json:"prefix"`
+	Service    string `json:"service"`
+	Port       int32  `json:"port"`
+	Generation int64  `json:"generation"`
+}
+
+// RouteFor is the route an EdgeRoute asks for.
+func RouteFor(er *netv1.EdgeRoute) Route {
+	return Route{
+		Hostname:   er.Spec.Hostname,
+		Prefix:     er.Spec.Prefix,
+		Service:    er.Spec.Service,
+		Port:       er.Spec.Port,
+		Generation: er.Generation,
+	}
+}
+
+// NACKError is a push or withdraw the proxy refused.
+type NACKError struct {
+	StatusCode int
+	Reason     string
+}
+
+func (e *NACKError) Error() string {
+	return fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+}
