@@ -91,6 +91,12 @@ func (s Seconds) String() string { return fmt.Sprintf("%.1fs", float64(s)) }
 // Finish computes the summary.
 func (r *Report) Finish() {
 	r.SchemaVersion = SchemaVersion
+	if r.Stages == nil {
+		r.Stages = []Stage{} // [] rather than null in JSON
+	}
+	if r.Checks == nil {
+		r.Checks = []CheckResult{}
+	}
 	s := Summary{OK: true}
 	for _, st := range r.Stages {
 		if st.Status == Fail {
