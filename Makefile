@@ -7,6 +7,9 @@ STEP ?= step01
 CLUSTER ?= envtest
 # Extra flags for the harness, e.g. CHECK_FLAGS="--run self-heal -v".
 CHECK_FLAGS ?=
+# make grade: the upstream revision to compare against, and where reports go.
+BASE ?=
+GRADE_OUT ?= reports
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -34,6 +37,14 @@ assets-path: $(GW10)
 check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
 	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
 
+.PHONY: grade
+grade: $(GW10) ## Grade STEP: every check with points, integrity, reports/{grade.json,junit.xml,summary.md}.
+	@$(GW10) grade --step $(STEP) --cluster $(CLUSTER) --base "$(BASE)" --out $(GRADE_OUT) $(CHECK_FLAGS)
+
+.PHONY: lint-workflows
+lint-workflows: ## Lint .github/workflows with the pinned actionlint.
+	go tool actionlint .github/workflows/*.yml
+
 .PHONY: hint
 hint: $(GW10) ## Print the longer hint of a check: make hint ID=self-heal
 	@$(GW10) hint $(ID)
@@ -57,7 +68,7 @@ cluster-down: $(GW10) ## Stop the dev control plane and remove its data.
 	@$(GW10) cluster-down
 
 .PHONY: test
-test: $(GW10) ## Run the workbook's own test suite (every module; builds envtest binaries if missing).
+test: $(GW10) lint-workflows ## Run the workbook's own test suite (every module; builds envtest binaries if missing).
 	@$(GW10) assets
 	@unformatted="$$(gofmt -l harness solutions step01)"; \
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi

@@ -24,6 +24,9 @@ type Backend interface {
 	ControllerIdentity(ctx context.Context, c client.Client, role string) (*rest.Config, error)
 	// Stop releases what the backend created.
 	Stop(ctx context.Context) error
+	// Outlives reports that the cluster outlives the run, so the run must
+	// leave it as it found it.
+	Outlives() bool
 }
 
 // ControllerUser is the name of the controller's identity.
@@ -48,6 +51,7 @@ func NewEnvtestBackend(ctx context.Context, dir string, progress io.Writer) (*En
 
 func (b *EnvtestBackend) Name() string        { return "envtest" }
 func (b *EnvtestBackend) Admin() *rest.Config { return b.cp.Config }
+func (b *EnvtestBackend) Outlives() bool      { return false }
 func (b *EnvtestBackend) Stop(context.Context) error {
 	return b.cp.Stop()
 }

@@ -78,8 +78,6 @@ func TestEnvtestStartsServesAndStopsCleanly(t *testing.T) {
 	g.Eventually(func() ([]int, error) { return ProcessesUnder(dir) }, 30*time.Second, 100*time.Millisecond).Should(BeEmpty(), "processes left after Stop")
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(b []byte) (int, error) {

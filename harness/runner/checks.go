@@ -29,6 +29,15 @@ func (r *run) runChecks(ctx context.Context) {
 		}
 		return
 	}
+	if r.backend.Outlives() {
+		// Wait for the check namespaces to go, finishing them where no
+		// namespace controller will (the dev cluster).
+		r.onTeardown(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cluster.FinishNamespaces(ctx, c, r.namespaces)
+		})
+	}
 	fmt.Fprintln(r.opts.Out)
 	for _, chk := range r.opts.Checks {
 		if ctx.Err() != nil {
@@ -190,4 +199,7 @@ func (r *run) deleteNamespace(c client.Client, ns string) {
 		}
 	}
 	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	r.mu.Lock()
+	r.namespaces = append(r.namespaces, ns)
+	r.mu.Unlock()
 }

@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -64,32 +65,36 @@ func CRDsOf(stepDir string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 
 // InstallCRDs creates or updates the CRDs and waits until they are Established.
 // With keepDifferent, an existing CRD with another spec is an error instead of
-// being replaced (the existing-cluster backend never clobbers).
-func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, keepDifferent bool) error {
+// being replaced (on a cluster that outlives the run, the harness never
+// clobbers). It returns the names of the CRDs it created.
+func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, keepDifferent bool) ([]string, error) {
+	var created []string
 	for _, crd := range crds {
 		var cur apiextensionsv1.CustomResourceDefinition
 		err := c.Get(ctx, client.ObjectKeyFromObject(crd), &cur)
 		switch {
 		case apierrors.IsNotFound(err):
 			if err := c.Create(ctx, crd.DeepCopy()); err != nil {
-				return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+				return created, fmt.Errorf("creating CRD %s: %w", crd.Name, err)
 			}
+			created = append(created, crd.Name)
 		case err != nil:
-			return fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+			return created, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
 		case equality.Semantic.DeepEqual(cur.Spec, crd.Spec):
 		case keepDifferent:
-			return fmt.Errorf("the cluster already has a different CRD %s; the harness does not replace it (uninstall it first)", crd.Name)
+			return created, fmt.Errorf("the cluster already has a different CRD %s; the harness does not replace it "+
+				"(make uninstall in the step, or run make install from the step you check)", crd.Name)
 		default:
 			cur.Spec = crd.Spec
 			if err := c.Update(ctx, &cur); err != nil {
-				return fmt.Errorf("updating CRD %s: %w", crd.Name, err)
+				return created, fmt.Errorf("updating CRD %s: %w", crd.Name, err)
 			}
 		}
 		if err := waitEstablished(ctx, c, crd.Name); err != nil {
-			return err
+			return created, err
 		}
 	}
-	return nil
+	return created, nil
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {
@@ -122,7 +127,16 @@ func (r *run) installCRD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return InstallCRDs(ctx, c, crds, r.backend.Name() == "existing")
+	outlives := r.backend.Outlives()
+	created, err := InstallCRDs(ctx, c, crds, outlives)
+	if outlives {
+		r.onTeardown(func() {
+			for _, name := range created {
+				_ = c.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			}
+		})
+	}
+	return err
 }
 
 // RoleOf reads the ClusterRole the step generated from its RBAC markers.
@@ -159,6 +173,9 @@ func (r *run) identity(ctx context.Context) error {
 	case apierrors.IsNotFound(err):
 		if err := c.Create(ctx, role); err != nil {
 			return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+		}
+		if r.backend.Outlives() {
+			r.onTeardown(func() { _ = c.Delete(context.Background(), role) })
 		}
 	case err != nil:
 		return fmt.Errorf("reading ClusterRole %s: %w", role.Name, err)

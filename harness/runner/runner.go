@@ -97,8 +97,9 @@ type run struct {
 	proxy   *proxy.Server
 	ctrl    *controller
 
-	mu       sync.Mutex // the cluster starts concurrently with the build
-	cleanups []func()
+	mu         sync.Mutex // the cluster starts concurrently with the build
+	cleanups   []func()
+	namespaces []string // the checks' namespaces, deleted
 }
 
 func (r *run) pipeline(ctx context.Context) error {

@@ -10,16 +10,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/tools/txtar"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/devcluster"
 	"github.com/10xdev/gw10/harness/report"
 )
 
@@ -36,6 +44,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if sharedStopper != nil {
 		sharedStopper()
@@ -358,4 +367,84 @@ func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
 	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
 		t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
 	}
+}
+
+// TestExistingDevClusterPassesAndIsLeftAsFound runs every check on the dev
+// cluster through the existing-cluster backend (context gw10-dev), then
+// compares what the cluster holds with what it held before.
+func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
+	ctx := context.Background()
+	bin := filepath.Join(t.TempDir(), "gw10")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {
+		t.Fatalf("building gw10: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "cluster")
+	if err := devcluster.Up(ctx, dir, bin, io.Discard); err != nil {
+		t.Fatalf("starting the dev cluster: %v", err)
+	}
+	t.Cleanup(func() { _ = devcluster.Down(ctx, dir, io.Discard) })
+	t.Setenv("KUBECONFIG", devcluster.KubeconfigPath(dir))
+
+	backend, err := cluster.NewExistingBackend("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := clusterInventory(t, backend)
+	selected := checks.Step01()
+	var out bytes.Buffer
+	rep, err := Run(ctx, Options{
+		Root: root, StepDir: copyModule(t, filepath.Join(root, "solutions", "step01")), StepName: "solutions/step01",
+		Checks: selected, GoEnv: outsideWorkspace, Out: &out,
+		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Terminal(&out)
+	if !rep.Summary.OK || rep.Cluster != "existing" {
+		t.Fatalf("the solution on the dev cluster (existing backend):\n%s", out.String())
+	}
+	after := clusterInventory(t, backend)
+	if before != after {
+		t.Fatalf("the cluster was not left as found:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// clusterInventory lists what the harness could leave behind.
+func clusterInventory(t *testing.T, b cluster.Backend) string {
+	t.Helper()
+	s, _ := Scheme()
+	c, err := client.New(b.Admin(), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var lines []string
+	var nss corev1.NamespaceList
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	var roles rbacv1.ClusterRoleList
+	var bindings rbacv1.ClusterRoleBindingList
+	var sas corev1.ServiceAccountList
+	for _, l := range []client.ObjectList{&nss, &crds, &roles, &bindings, &sas} {
+		if err := c.List(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range nss.Items {
+		lines = append(lines, "namespace "+o.Name)
+	}
+	for _, o := range crds.Items {
+		lines = append(lines, "crd "+o.Name)
+	}
+	for _, o := range roles.Items {
+		lines = append(lines, "clusterrole "+o.Name)
+	}
+	for _, o := range bindings.Items {
+		lines = append(lines, "clusterrolebinding "+o.Name)
+	}
+	for _, o := range sas.Items {
+		lines = append(lines, "serviceaccount "+o.Namespace+"/"+o.Name)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }

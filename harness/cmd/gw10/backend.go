@@ -3,15 +3,47 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 
+	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/runner"
 )
 
-// selectBackend sets how the run gets its cluster.
-func selectBackend(_ context.Context, f checkFlags, opts *runner.Options) error {
+// selectBackend sets how the run gets its cluster. kind and existing are
+// checked before anything is built, so a missing engine or a refused
+// context fails fast.
+func selectBackend(ctx context.Context, f checkFlags, opts *runner.Options) error {
 	switch f.cluster {
 	case "envtest", "":
 		return nil // the runner starts its own
+	case "kind":
+		if _, err := cluster.FindEngine(ctx); err != nil {
+			return err
+		}
+		if _, err := cluster.LoadKindConfig(filepath.Join(opts.Root, cluster.KindConfigPath)); err != nil {
+			return err
+		}
+		opts.NewBackend = func(ctx context.Context, _ string, progress io.Writer) (cluster.Backend, error) {
+			return cluster.NewKindBackend(ctx, cluster.KindOptions{
+				Name: f.kindName, ConfigPath: filepath.Join(opts.Root, cluster.KindConfigPath), Keep: f.keep, Progress: progress,
+			})
+		}
+		return nil
+	case "existing":
+		var allowed []string
+		if f.allowContext != "" {
+			allowed = strings.Split(f.allowContext, ",")
+		}
+		// Load once now to refuse a foreign context before building anything.
+		if _, err := cluster.NewExistingBackend(f.kubeContext, allowed); err != nil {
+			return err
+		}
+		opts.NewBackend = func(context.Context, string, io.Writer) (cluster.Backend, error) {
+			return cluster.NewExistingBackend(f.kubeContext, allowed)
+		}
+		return nil
 	default:
 		return fmt.Errorf("unknown cluster backend %q: use envtest, kind or existing", f.cluster)
 	}

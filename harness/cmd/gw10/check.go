@@ -19,6 +19,9 @@ type checkFlags struct {
 	run                 string
 	jsonOut, junit, md  string
 	verbose             bool
+	// kind and existing backends
+	kindName, kubeContext, allowContext string
+	keep                                bool
 }
 
 func (f *checkFlags) register(fs *flag.FlagSet) {
@@ -30,6 +33,10 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log")
+	fs.StringVar(&f.kindName, "kind-name", "gw10-check", "kind: the cluster to create (and delete)")
+	fs.BoolVar(&f.keep, "keep", false, "kind: reuse the cluster if it exists and keep it afterwards")
+	fs.StringVar(&f.kubeContext, "context", "", "existing: the kubeconfig context (default: the current one)")
+	fs.StringVar(&f.allowContext, "allow-context", "", "existing: allow this context although the harness did not create it")
 }
 
 func runCheckCmd(ctx context.Context, args []string) error {

@@ -10,6 +10,9 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // command is one subcommand of gw10.
@@ -25,6 +28,7 @@ func commands() map[string]command {
 		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
+		"grade":         {"run every check with points, check integrity, write reports/", runGrade},
 		"skeleton":      {"regenerate step01/ from solutions/step01/ (overwrites step01/)", runSkeleton},
 		"diff":          {"show the learner's step01/ against the solution (module path normalised, generated files left out)", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
@@ -51,6 +55,9 @@ func main() {
 		usage(cmds)
 		os.Exit(2)
 	}
+	// controller-runtime's packages log through this; the harness reports
+	// through its own output.
+	ctrllog.SetLogger(logr.Discard())
 	// Ctrl-C and SIGTERM cancel the context; every subcommand cleans up on it.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cmd.run(ctx, os.Args[2:])
