@@ -52,7 +52,12 @@ func runGrade(ctx context.Context, args []string) error {
 	} else {
 		fmt.Printf("Integrity: NOT GRADABLE — changed since %s: %v\n", integrity.Base, integrity.Forbidden)
 	}
-	fmt.Printf("Grade: %d/%d points. Reports in %s/.\n", rep.Summary.Points, rep.Summary.TotalPoints, *out)
+	if integrity.Gradable {
+		fmt.Printf("Grade: %d/%d points. Reports in %s/.\n", rep.Summary.Points, rep.Summary.TotalPoints, *out)
+	} else {
+		fmt.Printf("Grade: none, the submission is not gradable (the checks gave %d/%d points). Reports in %s/.\n",
+			rep.Summary.Points, rep.Summary.TotalPoints, *out)
+	}
 	if err := writeReports(rep, f); err != nil {
 		return err
 	}
