@@ -260,22 +260,8 @@ func (env *Env) recordStatus(ctx context.Context) *statusRecorder {
 	return rec
 }
 
-// firstTrue returns when name was first seen with condition typ True.
-func (rec *statusRecorder) firstTrue(name, typ string) (time.Time, bool) {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, v := range rec.versions {
-		if v.name == name {
-			if c := findCondition(v.conds, typ); c != nil && c.Status == "True" {
-				return v.at, true
-			}
-		}
-	}
-	return time.Time{}, false
-}
-
-// anyTrue returns the first version of name with typ True, if any.
-func (rec *statusRecorder) anyTrue(name, typ string) (seenVersion, bool) {
+// firstTrue returns the first version of name seen with typ True, if any.
+func (rec *statusRecorder) firstTrue(name, typ string) (seenVersion, bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for _, v := range rec.versions {

@@ -166,9 +166,18 @@ EdgeRoute did not.`,
 		if ack.IsZero() {
 			return problemf("%s is Programmed=True but the proxy never ACKed a push for it", r)
 		}
-		if seen, _ := rec.firstTrue(r.Name, programmed); seen.Before(ack) {
+		// The watch may deliver the version a moment after the GET saw it.
+		var seen seenVersion
+		env.waitFor(ctx, env.Timeouts.Converge, "the watch to deliver "+r.String()+" Programmed=True", func() error {
+			var ok bool
+			if seen, ok = rec.firstTrue(r.Name, programmed); !ok {
+				return problemf("no Programmed=True version of %s has arrived on the watch yet", r)
+			}
+			return nil
+		})
+		if seen.at.Before(ack) {
 			return problemf("%s: Programmed=True was written %s before the proxy ACKed the push: status must follow the ACK",
-				r, ack.Sub(seen).Round(time.Millisecond))
+				r, ack.Sub(seen.at).Round(time.Millisecond))
 		}
 		return nil
 	},
@@ -259,7 +268,7 @@ moment, is a lie that the check sees.`,
 		env.stays(ctx, env.Timeouts.Absent, r.String()+" must not be Programmed while the proxy NACKs", func() error {
 			return r.hasConditions(ctx, programmedNotTrue)
 		})
-		if v, ok := rec.anyTrue(r.Name, programmed); ok {
+		if v, ok := rec.firstTrue(r.Name, programmed); ok {
 			return problemf("%s was Programmed=True at %s while the proxy NACKed every push:\n  observed: %+v",
 				r, v.at.Format("15:04:05.000"), v.conds)
 		}

@@ -28,8 +28,6 @@ type Config struct {
 	DataplaneURL string
 	// LogFile receives the full log (appended across restarts).
 	LogFile string
-	// ExtraArgs are appended to the flags.
-	ExtraArgs []string
 }
 
 // Process is one running controller.
@@ -59,7 +57,6 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 		"--health-probe-bind-address=" + probe,
 		"--dataplane-url=" + cfg.DataplaneURL,
 	}
-	args = append(args, cfg.ExtraArgs...)
 	cmd := exec.Command(cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
 	// Its own process group (a terminal's Ctrl-C reaches the harness, which

@@ -12,12 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 )
@@ -80,7 +82,7 @@ func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.C
 			created = append(created, crd.Name)
 		case err != nil:
 			return created, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
-		case equality.Semantic.DeepEqual(cur.Spec, crd.Spec):
+		case sameCRD(ctx, c, &cur, crd):
 		case keepDifferent:
 			return created, fmt.Errorf("the cluster already has a different CRD %s; the harness does not replace it "+
 				"(make uninstall in the step, or run make install from the step you check)", crd.Name)
@@ -95,6 +97,18 @@ func InstallCRDs(ctx context.Context, c client.Client, crds []*apiextensionsv1.C
 		}
 	}
 	return created, nil
+}
+
+// sameCRD compares the installed CRD with ours as the API server would store
+// ours: a dry-run update applies its defaulting, which a plain comparison of
+// the specs would count as a difference.
+func sameCRD(ctx context.Context, c client.Client, cur, ours *apiextensionsv1.CustomResourceDefinition) bool {
+	trial := cur.DeepCopy()
+	trial.Spec = ours.Spec
+	if err := c.Update(ctx, trial, client.DryRunAll); err != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(cur.Spec, trial.Spec)
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {
@@ -129,6 +143,16 @@ func (r *run) installCRD(ctx context.Context) error {
 	}
 	outlives := r.backend.Outlives()
 	created, err := InstallCRDs(ctx, c, crds, outlives)
+	if err == nil && outlives {
+		// The controller under test watches every namespace.
+		ers := &unstructured.UnstructuredList{}
+		ers.SetGroupVersionKind(checks.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+		if c.List(ctx, ers) == nil && len(ers.Items) > 0 {
+			r.note(fmt.Sprintf("the cluster already has %d EdgeRoute(s); the controller under test will reconcile them too,\n"+
+				"        so their status may change. Stop any other controller of EdgeRoutes (make run) while the checks run.",
+				len(ers.Items)))
+		}
+	}
 	if outlives {
 		r.onTeardown(func() {
 			for _, name := range created {

@@ -100,7 +100,11 @@ type run struct {
 	mu         sync.Mutex // the cluster starts concurrently with the build
 	cleanups   []func()
 	namespaces []string // the checks' namespaces, deleted
+	notes      []string // printed after the current stage's line
 }
+
+// note is said to the learner once the current stage's line is complete.
+func (r *run) note(msg string) { r.notes = append(r.notes, msg) }
 
 func (r *run) pipeline(ctx context.Context) error {
 	Sweep(r.opts.Out)
@@ -169,6 +173,10 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	} else {
 		fmt.Fprintf(r.opts.Out, "ok (%s)\n", st.Duration)
 	}
+	for _, n := range r.notes {
+		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
+	}
+	r.notes = nil
 	r.rep.Stages = append(r.rep.Stages, st)
 	return err == nil
 }

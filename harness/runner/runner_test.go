@@ -389,11 +389,25 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As `make install` in the step leaves it: the same CRD, already there.
+	step := copyModule(t, filepath.Join(root, "solutions", "step01"))
+	crds, err := CRDsOf(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Scheme()
+	admin, err := client.New(backend.Admin(), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InstallCRDs(ctx, admin, crds, false); err != nil {
+		t.Fatalf("pre-installing the CRD: %v", err)
+	}
 	before := clusterInventory(t, backend)
 	selected := checks.Step01()
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
-		Root: root, StepDir: copyModule(t, filepath.Join(root, "solutions", "step01")), StepName: "solutions/step01",
+		Root: root, StepDir: step, StepName: "solutions/step01",
 		Checks: selected, GoEnv: outsideWorkspace, Out: &out,
 		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
 	})
@@ -407,6 +421,14 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	after := clusterInventory(t, backend)
 	if before != after {
 		t.Fatalf("the cluster was not left as found:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	// A different CRD of the same name is never replaced.
+	changed := crds[0].DeepCopy()
+	changed.Spec.Versions[0].AdditionalPrinterColumns = nil
+	if _, err := InstallCRDs(ctx, admin, []*apiextensionsv1.CustomResourceDefinition{changed}, true); err == nil ||
+		!strings.Contains(err.Error(), "different CRD") {
+		t.Fatalf("installing a different CRD over the existing one: %v; want a refusal", err)
 	}
 }
 
