@@ -36,12 +36,21 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// adminClient is the harness's client of the cluster, made once the cluster is up.
 func (r *run) adminClient() (client.WithWatch, error) {
+	if r.admin != nil {
+		return r.admin, nil
+	}
 	s, err := Scheme()
 	if err != nil {
 		return nil, err
 	}
-	return client.NewWithWatch(r.backend.Admin(), client.Options{Scheme: s})
+	c, err := client.NewWithWatch(r.backend.Admin(), client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client of the cluster: %w", err)
+	}
+	r.admin = c
+	return c, nil
 }
 
 // CRDsOf reads the CRDs the step generated.

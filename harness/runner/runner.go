@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
@@ -94,6 +96,7 @@ type run struct {
 	rep     *report.Report
 	dir     string
 	backend cluster.Backend
+	admin   client.WithWatch // see adminClient
 	proxy   *proxy.Server
 	ctrl    *controller
 
