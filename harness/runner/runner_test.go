@@ -125,7 +125,7 @@ func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Tim
 }
 
 func TestSolutionPassesEveryCheck(t *testing.T) {
-	rep, out := runOn(t, copyModule(t, filepath.Join(root, "solutions", "step01")), "solutions/step01", nil, checks.DefaultTimeouts())
+	rep, out := runOn(t, copyModule(t, filepath.Join(root, "solutions", "step01")), "solutions/step01", nil, passingTimeouts())
 	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
 		t.Fatalf("the reference solution does not pass every check:\n%s", out)
 	}
@@ -198,6 +198,16 @@ func (m mutant) apply(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// passingTimeouts are for runs that must pass: the learner-facing Settle
+// (2.5 s of controller idleness ends a wait) is made generous, so that a CI
+// machine busy compiling other packages cannot end a wait before a watch
+// event arrives.
+func passingTimeouts() checks.Timeouts {
+	t := checks.DefaultTimeouts()
+	t.Settle = 10 * time.Second
+	return t
 }
 
 // mutantTimeouts shorten the waits: a mutant is expected to fail, and the
@@ -363,7 +373,7 @@ func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, out := runOn(t, dir, "step01", nil, checks.DefaultTimeouts())
+	rep, out := runOn(t, dir, "step01", nil, passingTimeouts())
 	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
 		t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
 	}
@@ -408,7 +418,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
 		Root: root, StepDir: step, StepName: "solutions/step01",
-		Checks: selected, GoEnv: outsideWorkspace, Out: &out,
+		Checks: selected, GoEnv: outsideWorkspace, Out: &out, Timeouts: passingTimeouts(),
 		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
 	})
 	if err != nil {
