@@ -251,3 +251,24 @@ func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// TestFailedBuildSaysWhyAndInstallsNothing asks for a Kubernetes version the
+// module proxy does not serve: the build fails at once, the error says why,
+// and the store gets no entry.
+func TestFailedBuildSaysWhyAndInstallsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("asks the Go module proxy")
+	}
+	storeDir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the throwaway modules go there
+	_, err := Ensure(context.Background(), Options{
+		Version: "1.0.99", StoreDir: storeDir, NoDownload: true, Env: noEnv,
+	})
+	if err == nil || !strings.Contains(err.Error(), "k8s.io/kubernetes@v1.0.99") {
+		t.Fatalf("want an error naming the module that could not be had, got %v", err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(storeDir, "k8s", "*"))
+	if len(entries) > 0 {
+		t.Fatalf("a failed build left %v in the store", entries)
+	}
+}
