@@ -103,8 +103,18 @@ func copyModule(t *testing.T, src string) string {
 	return dst
 }
 
-// outsideWorkspace is the environment for a module copied out of the workbook.
-var outsideWorkspace = []string{"GOWORK=off", "GOFLAGS=-mod=mod"}
+// workspaceFor puts a module copied out of the workbook into a workspace of
+// its own with the harness, so it resolves the same dependency versions as
+// the workbook and its builds share the go build cache with it.
+func workspaceFor(t *testing.T, dir string) []string {
+	t.Helper()
+	work := filepath.Join(filepath.Dir(dir), "go.work")
+	body := fmt.Sprintf("go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n", filepath.Join(root, "harness"), dir)
+	if err := os.WriteFile(work, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"GOWORK=" + work}
+}
 
 func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
 	t.Helper()
@@ -115,7 +125,7 @@ func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Tim
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), Options{
 		Root: root, StepDir: stepDir, StepName: name, Checks: selected,
-		Backend: sharedBackend(t), Out: &out, GoEnv: outsideWorkspace, Timeouts: timeouts,
+		Backend: sharedBackend(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
 	})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -277,7 +287,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	}
 	step := copyModule(t, filepath.Join(root, "solutions", "step01"))
 	cmd := exec.Command(bin, "check", "--root", root, "--step", step)
-	cmd.Env = append(os.Environ(), append(outsideWorkspace, "TMPDIR="+runTmp)...)
+	cmd.Env = append(os.Environ(), append(workspaceFor(t, step), "TMPDIR="+runTmp)...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
@@ -418,7 +428,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
 		Root: root, StepDir: step, StepName: "solutions/step01",
-		Checks: selected, GoEnv: outsideWorkspace, Out: &out, Timeouts: passingTimeouts(),
+		Checks: selected, GoEnv: workspaceFor(t, step), Out: &out, Timeouts: passingTimeouts(),
 		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
 	})
 	if err != nil {
