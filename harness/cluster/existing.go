@@ -28,7 +28,6 @@ func CheckContext(context string, allowed []string) error {
 // ExistingBackend runs the checks on a cluster from a kubeconfig. It
 // creates and labels what it needs and removes it again (see Stop).
 type ExistingBackend struct {
-	context  string
 	admin    *rest.Config
 	identity *serviceAccountIdentity
 }
@@ -56,15 +55,12 @@ func NewExistingBackend(kubeconfigContext string, allowed []string) (*ExistingBa
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig context %s: %w", name, err)
 	}
-	return &ExistingBackend{context: name, admin: cfg}, nil
+	return &ExistingBackend{admin: cfg}, nil
 }
 
 func (b *ExistingBackend) Name() string        { return "existing" }
 func (b *ExistingBackend) Admin() *rest.Config { return b.admin }
 func (b *ExistingBackend) Outlives() bool      { return true }
-
-// Context is the kubeconfig context in use.
-func (b *ExistingBackend) Context() string { return b.context }
 
 // ControllerIdentity is a ServiceAccount bound to the role, with a token
 // from the TokenRequest API.

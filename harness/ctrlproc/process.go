@@ -221,23 +221,6 @@ func (l *Log) add(line string) {
 	}
 }
 
-// Len is the number of lines seen so far (bounded by maxLines).
-func (l *Log) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.lines)
-}
-
-// Since returns the lines from index i on.
-func (l *Log) Since(i int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i < 0 || i > len(l.lines) {
-		i = 0
-	}
-	return append([]string(nil), l.lines[i:]...)
-}
-
 // Last returns the last n lines.
 func (l *Log) Last(n int) []string {
 	l.mu.Lock()
