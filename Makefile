@@ -7,8 +7,11 @@ STEP ?= step01
 CLUSTER ?= envtest
 # Extra flags for the harness, e.g. CHECK_FLAGS="--run self-heal -v".
 CHECK_FLAGS ?=
-# make grade: the upstream revision to compare against, and where reports go.
-BASE ?=
+# make grade: the learner's repository (path or git URL) and commit to grade
+# in this checkout at UPSTREAM_REF; no SUBMISSION: feedback on this checkout.
+SUBMISSION ?=
+SUBMISSION_REF ?= HEAD
+UPSTREAM_REF ?= HEAD
 GRADE_OUT ?= reports
 GW10 := bin/gw10
 
@@ -38,8 +41,9 @@ check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLU
 	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
 
 .PHONY: grade
-grade: $(GW10) ## Grade STEP: every check with points, integrity, reports/{grade.json,junit.xml,summary.md}.
-	@$(GW10) grade --step $(STEP) --cluster $(CLUSTER) --base "$(BASE)" --out $(GRADE_OUT) $(CHECK_FLAGS)
+grade: $(GW10) ## Grade SUBMISSION=<path|URL> [SUBMISSION_REF=] with this checkout's harness (none: feedback on step01/); reports/.
+	@$(GW10) grade --step $(STEP) --cluster $(CLUSTER) --submission "$(SUBMISSION)" --submission-ref "$(SUBMISSION_REF)" \
+	  --upstream-ref "$(UPSTREAM_REF)" --out $(GRADE_OUT) $(CHECK_FLAGS)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint .github/workflows with the pinned actionlint.

@@ -1,95 +1,266 @@
-// Package grade decides whether a learner's submission can be graded: the
-// grade must come from the workbook's checks, so the harness, the solutions
-// and the build files must be as the upstream left them.
+// Package grade assembles the tree a submission is graded in: a pristine
+// copy of the upstream workbook at a pinned commit, with only the step's
+// directory taken from the submission. Nothing else of the submission — its
+// harness, its Makefile, its workflows — is used, so nothing else can change
+// its grade; what differs from the upstream is listed as ignored.
+//
+// Submissions are compared with the upstream by content (git blob IDs), not
+// by history: a fork and a template copy with no shared history grade alike.
 package grade
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
+	"os"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/10xdev/gw10/harness/report"
 )
 
-// Protected are the paths a gradable submission leaves untouched: what
-// builds and runs the checks, and what they compare against.
-var Protected = []string{"harness/", "solutions/", "Makefile", "go.work", "go.work.sum"}
+// Options say what to grade against what.
+type Options struct {
+	// Root is the upstream's git checkout (the instructor's workbook).
+	Root string
+	// UpstreamRef is the upstream commit to grade in (default HEAD).
+	UpstreamRef string
+	// Submission is a path or git URL of the learner's repository; empty
+	// grades the working tree of Root itself (feedback, not official).
+	Submission string
+	// SubmissionRef is the submission's commit to grade (default HEAD).
+	SubmissionRef string
+	// Step is the directory taken from the submission, e.g. "step01".
+	Step string
+}
 
-// DefaultBases are tried in order when no base is given: the upstream's
-// branch when the fork has it as a remote, then origin's.
-var DefaultBases = []string{"upstream/main", "origin/main"}
+// Tree is an assembled grading tree. Remove it when done.
+type Tree struct {
+	// Dir is the workbook root to run the harness in; StepDir the step in it.
+	Dir, StepDir string
+	Grading      report.Grading
+	work         string
+}
 
-// Classify splits the changed files into those outside the step and, of
-// those, the ones that make the submission not gradable.
-func Classify(changed []string, step string) (outside, forbidden []string) {
-	outside, forbidden = []string{}, []string{}
-	prefix := strings.TrimSuffix(step, "/") + "/"
-	for _, f := range changed {
-		if strings.HasPrefix(f, prefix) {
+// Remove deletes the tree and everything fetched for it.
+func (t *Tree) Remove() error { return os.RemoveAll(t.work) }
+
+// Assemble builds the grading tree in a new temporary directory. An error
+// means nothing could be graded (a bad ref, an unreachable repository); a
+// submission that can be read but not graded is a Tree whose Grading says
+// why.
+func Assemble(ctx context.Context, opts Options) (*Tree, error) {
+	step := path.Clean(filepath.ToSlash(opts.Step))
+	if step == "." || strings.HasPrefix(step, "../") || path.IsAbs(step) {
+		return nil, fmt.Errorf("the step %q is not a directory inside the workbook", opts.Step)
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	upRef := orHEAD(opts.UpstreamRef)
+	upCommit, err := resolve(ctx, root, upRef)
+	if err != nil {
+		return nil, fmt.Errorf("the upstream %s at %s: %w", root, upRef, err)
+	}
+	work, err := os.MkdirTemp("", "gw10-grade-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the grading directory: %w", err)
+	}
+	t := &Tree{Dir: filepath.Join(work, "workbook"), work: work}
+	t.StepDir = filepath.Join(t.Dir, filepath.FromSlash(step))
+	t.Grading = report.Grading{
+		Gradable: true,
+		Upstream: report.Revision{Repository: root, Ref: upRef, Commit: upCommit},
+	}
+	if err := t.assemble(ctx, opts, root, step); err != nil {
+		_ = t.Remove()
+		return nil, err
+	}
+	sort.Strings(t.Grading.Ignored)
+	return t, nil
+}
+
+func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) error {
+	up := t.Grading.Upstream
+	// The upstream, all but the step.
+	if _, err := extract(ctx, root, up.Commit, t.Dir, func(name string) bool { return !under(name, step) }); err != nil {
+		return fmt.Errorf("extracting the upstream at %s: %w", short(up.Commit), err)
+	}
+	if opts.Submission == "" {
+		return t.fromWorkingTree(ctx, root, step)
+	}
+	return t.fromRepository(ctx, opts, step)
+}
+
+// fromRepository takes the step of a committed submission: the instructor's
+// grading.
+func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) error {
+	t.Grading.Official = true
+	repo, label, err := clone(ctx, opts.Submission, filepath.Join(t.work, "submission.git"))
+	if err != nil {
+		return err
+	}
+	ref := orHEAD(opts.SubmissionRef)
+	commit, err := resolveOrFetch(ctx, repo, ref)
+	if err != nil {
+		return fmt.Errorf("the submission %s at %s: %w", label, ref, err)
+	}
+	t.Grading.Submission = report.Revision{Repository: label, Ref: ref, Commit: commit}
+
+	upFiles, err := lsTree(ctx, t.Grading.Upstream.Repository, t.Grading.Upstream.Commit)
+	if err != nil {
+		return err
+	}
+	subFiles, err := lsTree(ctx, repo, commit)
+	if err != nil {
+		return err
+	}
+	t.Grading.Ignored = changedOutside(upFiles, subFiles, step)
+	if reason := refuse(subFiles, step); reason != "" {
+		t.notGradable(reason)
+		return nil
+	}
+	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) }, "--", step); err != nil {
+		return fmt.Errorf("extracting %s/ of the submission: %w", step, err)
+	}
+	return nil
+}
+
+// refuse says why a submission's step cannot be graded, or "".
+func refuse(files map[string]entry, step string) string {
+	if _, ok := files[step+"/go.mod"]; !ok {
+		return fmt.Sprintf("the submission has no %s/go.mod", step)
+	}
+	var special []string
+	for name, e := range files {
+		if under(name, step) && e.mode != "100644" && e.mode != "100755" {
+			special = append(special, name)
+		}
+	}
+	if len(special) > 0 {
+		sort.Strings(special)
+		return fmt.Sprintf("%s/ holds symbolic links or submodules, which could reach outside it: %s",
+			step, strings.Join(special, ", "))
+	}
+	return ""
+}
+
+func (t *Tree) notGradable(reason string) {
+	t.Grading.Gradable = false
+	t.Grading.Reason = reason
+}
+
+// fromWorkingTree takes the step of Root's own working tree, uncommitted
+// changes included: a learner's feedback run.
+func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
+	head, err := resolve(ctx, root, "HEAD")
+	if err != nil {
+		return fmt.Errorf("the checkout %s: %w", root, err)
+	}
+	status, err := git(ctx, root, "status", "--porcelain", "--", step)
+	if err != nil {
+		return err
+	}
+	t.Grading.Submission = report.Revision{Repository: root, Ref: "HEAD", Commit: head, Uncommitted: strings.TrimSpace(status) != ""}
+	// Outside the step: what the working tree changed against the upstream
+	// commit, by content, untracked files included.
+	changed, err := gitList(ctx, root, "diff", "--name-only", "--no-renames", "-z", t.Grading.Upstream.Commit, "--")
+	if err != nil {
+		return err
+	}
+	untracked, err := gitList(ctx, root, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return err
+	}
+	for _, f := range dedupe(append(changed, untracked...)) {
+		if !under(f, step) {
+			t.Grading.Ignored = append(t.Grading.Ignored, f)
+		}
+	}
+	files, err := gitList(ctx, root, "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", step)
+	if err != nil {
+		return err
+	}
+	var special []string
+	for _, f := range dedupe(files) {
+		src := filepath.Join(root, filepath.FromSlash(f))
+		fi, err := os.Lstat(src)
+		switch {
+		case os.IsNotExist(err):
+			continue // deleted in the working tree
+		case err != nil:
+			return err
+		case !fi.Mode().IsRegular():
+			special = append(special, f)
 			continue
 		}
-		outside = append(outside, f)
-		for _, p := range Protected {
-			if f == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(f, p)) {
-				forbidden = append(forbidden, f)
-				break
-			}
+		if err := copyFile(src, filepath.Join(t.Dir, filepath.FromSlash(f)), fi.Mode()); err != nil {
+			return err
 		}
 	}
-	return outside, forbidden
+	if len(special) > 0 {
+		t.notGradable(fmt.Sprintf("%s/ holds symbolic links or other special files, which could reach outside it: %s",
+			step, strings.Join(special, ", ")))
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(t.StepDir, "go.mod")); err != nil {
+		t.notGradable(fmt.Sprintf("the checkout has no %s/go.mod", step))
+	}
+	return nil
 }
 
-// Check computes the integrity of the checkout at root against base (a git
-// revision; empty: the first of DefaultBases that exists, else HEAD). Changes
-// count from the merge-base of HEAD and base to the working tree, untracked
-// files included.
-func Check(ctx context.Context, root, base, step string) (*report.Integrity, error) {
-	if base == "" {
-		base = "HEAD"
-		for _, b := range DefaultBases {
-			if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", b+"^{commit}"); err == nil {
-				base = b
-				break
-			}
+// changedOutside lists the paths outside the step that the submission
+// added, changed or removed relative to the upstream.
+func changedOutside(upstream, submission map[string]entry, step string) []string {
+	var out []string
+	for name, e := range submission {
+		if !under(name, step) && upstream[name] != e {
+			out = append(out, name)
 		}
 	}
-	mb, err := git(ctx, root, "merge-base", "HEAD", base)
-	if err != nil {
-		return nil, fmt.Errorf("finding the merge-base of HEAD and %s: %w", base, err)
+	for name := range upstream {
+		if _, ok := submission[name]; !ok && !under(name, step) {
+			out = append(out, name)
+		}
 	}
-	mb = strings.TrimSpace(mb)
-	diff, err := git(ctx, root, "diff", "--name-only", "--no-renames", mb)
-	if err != nil {
-		return nil, fmt.Errorf("listing changes since %s: %w", mb, err)
+	return out
+}
+
+func under(name, dir string) bool { return name == dir || strings.HasPrefix(name, dir+"/") }
+
+func orHEAD(ref string) string {
+	if ref == "" {
+		return "HEAD"
 	}
-	untracked, err := git(ctx, root, "ls-files", "--others", "--exclude-standard")
-	if err != nil {
-		return nil, fmt.Errorf("listing untracked files: %w", err)
-	}
+	return ref
+}
+
+func dedupe(items []string) []string {
 	seen := map[string]bool{}
-	var changed []string
-	for _, f := range strings.Fields(diff + "\n" + untracked) {
-		if !seen[f] {
-			seen[f] = true
-			changed = append(changed, f)
+	var out []string
+	for _, s := range items {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
 	}
-	sort.Strings(changed)
-	outside, forbidden := Classify(changed, step)
-	return &report.Integrity{Base: mb, Gradable: len(forbidden) == 0, Changed: outside, Forbidden: forbidden}, nil
+	return out
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+func copyFile(src, dst string, mode os.FileMode) error {
+	f, err := os.Open(src)
 	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return err
 	}
-	return string(out), nil
+	defer f.Close()
+	return writeFrom(f, dst, mode)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

@@ -6,41 +6,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/gotool"
 )
 
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		name               string
-		changed            []string
-		outside, forbidden []string
-	}{
-		{"only the step", []string{"step01/internal/controller/edgeroute_controller.go", "step01/api/v1/edgeroute_types.go"}, []string{}, []string{}},
-		{"docs are allowed but listed", []string{"README.md", "docs/notes.md", "step01/x.go"}, []string{"README.md", "docs/notes.md"}, []string{}},
-		{"the harness is protected", []string{"harness/checks/step01.go"}, []string{"harness/checks/step01.go"}, []string{"harness/checks/step01.go"}},
-		{"solutions, Makefile and go.work are protected", []string{"solutions/step01/x.go", "Makefile", "go.work", "go.work.sum"},
-			[]string{"solutions/step01/x.go", "Makefile", "go.work", "go.work.sum"}, []string{"solutions/step01/x.go", "Makefile", "go.work", "go.work.sum"}},
-		{"a step module's own Makefile is the learner's", []string{"step01/Makefile"}, []string{}, []string{}},
-		{"a look-alike name is not protected", []string{"harnessing.md", "Makefile.local"}, []string{"harnessing.md", "Makefile.local"}, []string{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			outside, forbidden := Classify(tt.changed, "step01")
-			if !reflect.DeepEqual(outside, tt.outside) || !reflect.DeepEqual(forbidden, tt.forbidden) {
-				t.Fatalf("got outside=%v forbidden=%v, want %v %v", outside, forbidden, tt.outside, tt.forbidden)
-			}
-		})
-	}
-}
-
-func run(t *testing.T, dir string, args ...string) {
+func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, out)
 	}
+	return string(out)
 }
 
 func write(t *testing.T, dir, name, body string) {
@@ -54,51 +36,268 @@ func write(t *testing.T, dir, name, body string) {
 	}
 }
 
-// TestCheckAgainstAnUpstreamBase builds an upstream and a learner's fork of it.
-func TestCheckAgainstAnUpstreamBase(t *testing.T) {
-	ctx := context.Background()
-	upstream := t.TempDir()
-	run(t, upstream, "git", "init", "-q", "-b", "main")
-	write(t, upstream, "harness/h.go", "package h\n")
-	write(t, upstream, "step01/s.go", "package s\n")
-	write(t, upstream, "README.md", "hi\n")
-	run(t, upstream, "git", "add", "-A")
-	run(t, upstream, "git", "commit", "-qm", "workbook")
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
+// The upstream's files: what a grading tree must hold whatever the
+// submission says.
+var upstreamFiles = map[string]string{
+	"harness/grade/grade.go":      "package grade\n\nvar Protected = []string{\"harness/\"}\n",
+	"harness/checks/step01.go":    "package checks\n\n// the real checks\n",
+	"Makefile":                    "grade:\n\tgw10 grade\n",
+	".github/workflows/grade.yml": "name: grade\n",
+	"go.work":                     "go 1.26.0\n\nuse ./step01\n",
+	"README.md":                   "the workbook\n",
+	"step01/go.mod":               "module example.com/step01\n",
+	"step01/controller.go":        "package step01\n\n// TODO(step01)\n",
+}
+
+// newRepo makes a repository of the upstream's files with one commit.
+func newRepo(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	run(t, filepath.Dir(dir), "git", "init", "-q", "-b", "main", dir)
+	for name, body := range upstreamFiles {
+		write(t, dir, name, body)
+	}
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "commit", "-qm", "workbook ("+name+")")
+	return dir
+}
+
+func newUpstream(t *testing.T) string { return newRepo(t, "upstream") }
+
+// tamper is what a learner trying to cheat commits besides the solution.
+var tamper = map[string]string{
+	"harness/grade/grade.go":      "package grade\n\nvar Protected = []string{}\n",
+	"harness/checks/step01.go":    "package checks\n\n// every check passes\n",
+	"Makefile":                    "grade:\n\techo 100/100\n",
+	".github/workflows/grade.yml": "name: grade\non: push\njobs: {}\n",
+	"step01/controller.go":        "package step01\n\n// solved\n",
+}
+
+func assemble(t *testing.T, opts Options) *Tree {
+	t.Helper()
+	if opts.Step == "" {
+		opts.Step = "step01"
+	}
+	tree, err := Assemble(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Assemble: %v", err)
+	}
+	t.Cleanup(func() { _ = tree.Remove() })
+	return tree
+}
+
+// assertPristine checks that everything but step01/ in the tree is the
+// upstream's, and step01/controller.go is the submission's.
+func assertPristine(t *testing.T, tree *Tree, wantController string) {
+	t.Helper()
+	for name, body := range upstreamFiles {
+		if strings.HasPrefix(name, "step01/") {
+			continue
+		}
+		if got := read(t, filepath.Join(tree.Dir, name)); got != body {
+			t.Errorf("the grading tree's %s is %q, not the upstream's %q", name, got, body)
+		}
+	}
+	if got := read(t, filepath.Join(tree.StepDir, "controller.go")); got != wantController {
+		t.Errorf("the grading tree's step01/controller.go is %q, want the submission's %q", got, wantController)
+	}
+}
+
+func TestATamperedForkIsGradedWithTheUpstreamsHarness(t *testing.T) {
+	upstream := newUpstream(t)
 	fork := filepath.Join(t.TempDir(), "fork")
 	run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
-	run(t, fork, "git", "remote", "rename", "origin", "upstream")
+	for name, body := range tamper {
+		write(t, fork, name, body)
+	}
+	write(t, fork, "notes.md", "my notes\n")
+	run(t, fork, "git", "add", "-A")
+	run(t, fork, "git", "commit", "-qm", "solve, and help myself")
+	statusBefore := run(t, fork, "git", "status", "--porcelain", "--ignored")
 
-	// The learner's work, committed: gradable.
-	write(t, fork, "step01/s.go", "package s\n// solved\n")
-	write(t, fork, "README.md", "my notes\n")
-	run(t, fork, "git", "commit", "-qam", "solve")
-	in, err := Check(ctx, fork, "", "step01")
+	tree := assemble(t, Options{Root: upstream, Submission: fork})
+	g := tree.Grading
+	if !g.Official || !g.Gradable {
+		t.Fatalf("grading: %+v", g)
+	}
+	assertPristine(t, tree, tamper["step01/controller.go"])
+	want := []string{".github/workflows/grade.yml", "Makefile", "harness/checks/step01.go", "harness/grade/grade.go", "notes.md"}
+	if !reflect.DeepEqual(g.Ignored, want) {
+		t.Errorf("ignored %v, want %v", g.Ignored, want)
+	}
+	head := strings.TrimSpace(run(t, fork, "git", "rev-parse", "HEAD"))
+	upHead := strings.TrimSpace(run(t, upstream, "git", "rev-parse", "HEAD"))
+	if g.Submission.Commit != head || g.Submission.Ref != "HEAD" || g.Upstream.Commit != upHead {
+		t.Errorf("revisions: submission %+v, upstream %+v", g.Submission, g.Upstream)
+	}
+	if after := run(t, fork, "git", "status", "--porcelain", "--ignored"); after != statusBefore {
+		t.Errorf("grading changed the submission's working tree:\n%s", after)
+	}
+}
+
+func TestATemplateCopyWithoutSharedHistoryGrades(t *testing.T) {
+	upstream := newUpstream(t)
+	// GitHub's "Use this template": the same files, a new first commit.
+	copyDir := newRepo(t, "from-template")
+	write(t, copyDir, "step01/controller.go", "package step01\n\n// solved in a copy\n")
+	write(t, copyDir, "harness/checks/step01.go", "package checks\n\n// always pass\n")
+	run(t, copyDir, "git", "commit", "-qam", "solve")
+	// A branch only: graded by name, as a workflow passes it.
+	run(t, copyDir, "git", "checkout", "-q", "-b", "attempt-2")
+	write(t, copyDir, "step01/controller.go", "package step01\n\n// second attempt\n")
+	run(t, copyDir, "git", "commit", "-qam", "again")
+	run(t, copyDir, "git", "checkout", "-q", "main")
+
+	if out, err := exec.Command("git", "-C", copyDir, "merge-base", "HEAD", upstream).CombinedOutput(); err == nil {
+		t.Fatalf("the copy shares history with the upstream: %s", out)
+	}
+	for ref, want := range map[string]string{"": "// solved in a copy", "attempt-2": "// second attempt"} {
+		tree := assemble(t, Options{Root: upstream, Submission: "file://" + copyDir, SubmissionRef: ref})
+		g := tree.Grading
+		if !g.Gradable || !reflect.DeepEqual(g.Ignored, []string{"harness/checks/step01.go"}) {
+			t.Fatalf("ref %q: %+v", ref, g)
+		}
+		assertPristine(t, tree, "package step01\n\n"+want+"\n")
+	}
+}
+
+func TestAPullRequestRefIsFetched(t *testing.T) {
+	upstream := newUpstream(t)
+	fork := filepath.Join(t.TempDir(), "fork")
+	run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
+	write(t, fork, "step01/controller.go", "package step01\n\n// from the PR\n")
+	run(t, fork, "git", "commit", "-qam", "pr")
+	sha := strings.TrimSpace(run(t, fork, "git", "rev-parse", "HEAD"))
+	run(t, fork, "git", "update-ref", "refs/pull/7/head", sha)
+	run(t, fork, "git", "reset", "-q", "--hard", "HEAD~1")
+
+	tree := assemble(t, Options{Root: upstream, Submission: fork, SubmissionRef: "refs/pull/7/head"})
+	if tree.Grading.Submission.Commit != sha {
+		t.Fatalf("graded %s, want %s", tree.Grading.Submission.Commit, sha)
+	}
+	assertPristine(t, tree, "package step01\n\n// from the PR\n")
+}
+
+func TestNotGradable(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		reason string
+	}{
+		{"no step module", func(t *testing.T, dir string) { run(t, dir, "git", "rm", "-q", "-r", "step01") }, "no step01/go.mod"},
+		{"a symbolic link out of the step", func(t *testing.T, dir string) {
+			if err := os.Symlink("../harness/checks", filepath.Join(dir, "step01", "checks")); err != nil {
+				t.Fatal(err)
+			}
+			run(t, dir, "git", "add", "step01/checks")
+		}, "step01/checks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			upstream := newUpstream(t)
+			fork := filepath.Join(t.TempDir(), "fork")
+			run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
+			tt.change(t, fork)
+			run(t, fork, "git", "commit", "-qm", "change")
+			tree := assemble(t, Options{Root: upstream, Submission: fork})
+			if g := tree.Grading; g.Gradable || !strings.Contains(g.Reason, tt.reason) || g.Submission.Commit == "" {
+				t.Fatalf("grading: %+v", g)
+			}
+		})
+	}
+}
+
+func TestBadRefsAreErrors(t *testing.T) {
+	upstream := newUpstream(t)
+	for name, opts := range map[string]Options{
+		"upstream":          {Root: upstream, UpstreamRef: "no-such-branch", Step: "step01"},
+		"submission":        {Root: upstream, Submission: upstream, SubmissionRef: "no-such-branch", Step: "step01"},
+		"no repository":     {Root: upstream, Submission: filepath.Join(t.TempDir(), "absent"), Step: "step01"},
+		"an option as ref":  {Root: upstream, Submission: upstream, SubmissionRef: "--upload-pack=touch", Step: "step01"},
+		"step outside tree": {Root: upstream, Step: "../x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tree, err := Assemble(context.Background(), opts); err == nil {
+				_ = tree.Remove()
+				t.Fatalf("no error; grading %+v", tree.Grading)
+			}
+		})
+	}
+}
+
+// TestTheLocalCheckoutIsFeedback: without --submission, the working tree's
+// step is graded, uncommitted changes included, in its own HEAD; changes
+// elsewhere are listed, not used.
+func TestTheLocalCheckoutIsFeedback(t *testing.T) {
+	dir := newUpstream(t)
+	write(t, dir, "step01/controller.go", "package step01\n\n// work in progress\n")
+	write(t, dir, "step01/extra.go", "package step01\n")
+	write(t, dir, "harness/grade/grade.go", tamper["harness/grade/grade.go"])
+	write(t, dir, "scratch.txt", "untracked\n")
+
+	tree := assemble(t, Options{Root: dir})
+	g := tree.Grading
+	if g.Official || !g.Gradable || !g.Submission.Uncommitted {
+		t.Fatalf("grading: %+v", g)
+	}
+	if !reflect.DeepEqual(g.Ignored, []string{"harness/grade/grade.go", "scratch.txt"}) {
+		t.Errorf("ignored: %v", g.Ignored)
+	}
+	assertPristine(t, tree, "package step01\n\n// work in progress\n")
+	if _, err := os.Stat(filepath.Join(tree.StepDir, "extra.go")); err != nil {
+		t.Errorf("the untracked step file was not graded: %v", err)
+	}
+}
+
+// workbook is the real workbook root, seen from harness/grade.
+var workbook, _ = filepath.Abs(filepath.Join("..", ".."))
+
+// TestGeneratedDriftIsReportedAndTheSubmissionUntouched grades a clone of
+// this workbook whose committed ClusterRole grants everything: the drift is
+// reported, and only the grading tree's copy is regenerated.
+func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs controller-gen")
+	}
+	ctx := context.Background()
+	sub := filepath.Join(t.TempDir(), "submission")
+	run(t, filepath.Dir(sub), "git", "clone", "-q", "--no-hardlinks", workbook, sub)
+	role := filepath.Join(sub, "step01", "config", "rbac", "role.yaml")
+	granted := read(t, role) + "- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
+	write(t, sub, "step01/config/rbac/role.yaml", granted)
+	run(t, sub, "git", "commit", "-qam", "grant myself everything")
+
+	tree := assemble(t, Options{Root: workbook, Submission: sub})
+	if !tree.Grading.Gradable {
+		t.Fatalf("grading: %+v", tree.Grading)
+	}
+	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.Gradable || !reflect.DeepEqual(in.Changed, []string{"README.md"}) {
-		t.Fatalf("after solving: %+v", in)
-	}
-
-	// A harness edit, even uncommitted, is not gradable.
-	write(t, fork, "harness/h.go", "package h\n// always pass\n")
-	in, err = Check(ctx, fork, "", "step01")
+	drift, err := GeneratedDrift(ctx, gen, tree.StepDir, []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Gradable || !reflect.DeepEqual(in.Forbidden, []string{"harness/h.go"}) {
-		t.Fatalf("after editing the harness: %+v", in)
+	if !reflect.DeepEqual(drift, []string{"config/rbac/role.yaml"}) {
+		t.Errorf("drift %v, want the role only", drift)
 	}
-
-	// So is a new file under solutions/, untracked.
-	run(t, fork, "git", "checkout", "--", "harness/h.go")
-	write(t, fork, "solutions/step01/extra.go", "package x\n")
-	in, err = Check(ctx, fork, "upstream/main", "step01")
-	if err != nil {
-		t.Fatal(err)
+	if got := read(t, filepath.Join(tree.StepDir, "config", "rbac", "role.yaml")); strings.Contains(got, "'*'") || strings.Contains(got, `"*"`) {
+		t.Errorf("the grading tree's role still grants everything:\n%s", got)
 	}
-	if in.Gradable || !reflect.DeepEqual(in.Forbidden, []string{"solutions/step01/extra.go"}) {
-		t.Fatalf("after adding to solutions/: %+v", in)
+	if read(t, role) != granted {
+		t.Error("grading rewrote the submission's role.yaml")
+	}
+	if st := run(t, sub, "git", "status", "--porcelain"); st != "" {
+		t.Errorf("grading changed the submission's working tree:\n%s", st)
 	}
 }

@@ -4,10 +4,37 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
-// Terminal writes, for a person, what failed and why, and the summary. The
+// Headline is the run's verdict in one line. Every rendering states it, so
+// the terminal, Markdown, JSON (summary) and JUnit never disagree.
+func (r *Report) Headline() string {
+	s := r.Summary
+	switch {
+	case !s.Gradable:
+		return "not gradable: " + r.reason()
+	case s.OK && r.Partial:
+		return fmt.Sprintf("the %d selected checks pass", s.Total)
+	case s.OK:
+		return fmt.Sprintf("all %d checks pass, %d/%d points", s.Total, s.Points, s.TotalPoints)
+	}
+	h := fmt.Sprintf("%d/%d checks pass, %d/%d points", s.Passed, s.Total, s.Points, s.TotalPoints)
+	if s.Skipped > 0 {
+		h += fmt.Sprintf(", %d not run", s.Skipped)
+	}
+	return h
+}
+
+func (r *Report) reason() string {
+	if r.Grading == nil || r.Grading.Reason == "" {
+		return "no reason given"
+	}
+	return r.Grading.Reason
+}
+
+// Terminal writes, for a person, what failed and why, and the verdict. The
 // per-check pass/fail lines are printed as the checks run (see the runner).
 func (r *Report) Terminal(w io.Writer) {
 	for _, st := range r.Stages {
@@ -16,49 +43,126 @@ func (r *Report) Terminal(w io.Writer) {
 		}
 	}
 	for _, c := range r.Checks {
-		if c.Status == Fail {
-			fmt.Fprintf(w, "\nFAIL %s: %s\n", c.ID, c.Title)
-			r.failureDetail(w, c)
+		if c.Status != Fail {
+			continue
 		}
+		fmt.Fprintf(w, "\nFAIL %s: %s\n%s\n", c.ID, c.Title, indent(failureText(c), "     "))
+		if len(c.Logs) > 0 {
+			fmt.Fprintf(w, "     controller log (last %d lines):\n", len(c.Logs))
+			for _, l := range c.Logs {
+				fmt.Fprintf(w, "       | %s\n", l)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	for _, l := range r.gradingLines(func(s string) string { return s }) {
+		fmt.Fprintln(w, l)
 	}
 	s := r.Summary
-	fmt.Fprintln(w)
-	if s.OK && r.Partial {
+	switch {
+	case r.Grading != nil:
+		fmt.Fprintf(w, "%s: %s.", r.gradeLabel(), r.Headline())
+		if s.Gradable && !s.OK {
+			fmt.Fprint(w, " The failures are above; make hint ID=<check> says more.")
+		}
+		fmt.Fprintln(w)
+	case s.OK && r.Partial:
 		fmt.Fprintf(w, "The %d selected checks pass. Run make check without --run for the whole step.\n", s.Total)
-		return
-	}
-	if s.OK {
+	case s.OK:
 		fmt.Fprintf(w, "All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.\n",
 			s.Total, s.Points, s.TotalPoints, r.Step)
-		return
+	default:
+		fmt.Fprintf(w, "%s. Fix the first failure above and run make check again; make hint ID=<check> says more.\n",
+			capitalize(r.Headline()))
 	}
-	fmt.Fprintf(w, "%d/%d checks pass (%d/%d points).", s.Passed, s.Total, s.Points, s.TotalPoints)
-	if s.Skipped > 0 {
-		fmt.Fprintf(w, " %d not run.", s.Skipped)
-	}
-	fmt.Fprintln(w, " Fix the first failure above and run make check again; make hint ID=<check> says more.")
 }
 
-func (r *Report) failureDetail(w io.Writer, c CheckResult) {
+// gradeLabel names what a grading run produced: a grade, or feedback.
+func (r *Report) gradeLabel() string {
+	switch {
+	case !r.Summary.Gradable:
+		return "Grade: none"
+	case r.Grading.Official:
+		return "Grade"
+	}
+	return "Feedback (not an official grade)"
+}
+
+// gradingLines say what was graded, from where, and what was left out; code
+// quotes a name (Markdown: backticks).
+func (r *Report) gradingLines(code func(string) string) []string {
+	g := r.Grading
+	if g == nil {
+		return nil
+	}
+	step := strings.TrimSuffix(r.Step, "/") + "/"
+	sub := fmt.Sprintf("Graded: %s of %s", code(step), revision(g.Submission, code))
+	if g.Submission.Uncommitted {
+		sub += ", with its uncommitted changes"
+	}
+	lines := []string{sub, "Harness, checks and build files: " + revision(g.Upstream, code)}
+	if g.Official {
+		lines = append(lines, fmt.Sprintf("Official: only %s came from the submission; everything else is the upstream's.", code(step)))
+	} else {
+		lines = append(lines, fmt.Sprintf("Not an official grade: this checkout's own harness ran the checks. "+
+			"Your instructor grades your %s with theirs (gw10 grade --submission).", code(step)))
+	}
+	if !g.Gradable {
+		lines = append(lines, "Not gradable: "+r.reason())
+	}
+	if len(g.GeneratedDrift) > 0 {
+		lines = append(lines, fmt.Sprintf("Generated files differ from what the markers generate (the grade used the generated ones; "+
+			"run make manifests generate in %s and commit): %s", code(step), list(g.GeneratedDrift, code)))
+	}
+	if len(g.Ignored) > 0 {
+		lines = append(lines, fmt.Sprintf("Ignored, not trusted (outside %s, differ from the upstream): %s", code(step), list(g.Ignored, code)))
+	}
+	return lines
+}
+
+func revision(v Revision, code func(string) string) string {
+	s := code(v.Repository)
+	if v.Ref != "" {
+		s += " at " + code(v.Ref)
+	}
+	if v.Commit != "" {
+		s += " (" + code(short(v.Commit)) + ")"
+	}
+	return s
+}
+
+// list quotes at most 20 items; a submission may differ from the upstream
+// in many files.
+func list(items []string, code func(string) string) string {
+	const max = 20
+	var quoted []string
+	for i, s := range items {
+		if i == max {
+			quoted = append(quoted, fmt.Sprintf("and %d more", len(items)-max))
+			break
+		}
+		quoted = append(quoted, code(s))
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// failureText is what a failed check says, in every rendering: expected and
+// observed, the diagnosed causes, the hint and where to read more.
+func failureText(c CheckResult) string {
+	var b strings.Builder
 	if c.Message != "" {
-		fmt.Fprintln(w, indent(c.Message, "     "))
+		b.WriteString(strings.TrimRight(c.Message, "\n") + "\n")
 	}
 	for _, cause := range c.Causes {
-		fmt.Fprintf(w, "     cause: %s\n", cause)
+		fmt.Fprintf(&b, "cause: %s\n", cause)
 	}
 	if c.Hint != "" {
-		fmt.Fprintf(w, "     hint:  %s\n", c.Hint)
+		fmt.Fprintf(&b, "hint:  %s\n", c.Hint)
 	}
 	if c.Doc != "" {
-		fmt.Fprintf(w, "     docs:  %s   (more: make hint ID=%s)\n", c.Doc, c.ID)
+		fmt.Fprintf(&b, "docs:  %s   (more: make hint ID=%s)\n", c.Doc, c.ID)
 	}
-	if len(c.Logs) > 0 {
-		fmt.Fprintf(w, "     controller log (last %d lines):\n", len(c.Logs))
-		for _, l := range c.Logs {
-			fmt.Fprintf(w, "       | %s\n", l)
-		}
-	}
-	fmt.Fprintln(w)
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func indent(s, prefix string) string {
@@ -69,9 +173,51 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
-// JUnit renders the report as JUnit XML: one testsuite per run, one testcase
-// per check, with stages as testcases of their own when they failed.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// properties are the run's verdict and provenance as name/value pairs, for
+// the JUnit report.
+func (r *Report) properties() [][2]string {
+	s := r.Summary
+	p := [][2]string{
+		{"verdict", r.Headline()},
+		{"gradable", strconv.FormatBool(s.Gradable)},
+		{"ok", strconv.FormatBool(s.OK)},
+		{"points", strconv.Itoa(s.Points)},
+		{"totalPoints", strconv.Itoa(s.TotalPoints)},
+		{"cluster", r.Cluster},
+	}
+	if g := r.Grading; g != nil {
+		p = append(p,
+			[2]string{"official", strconv.FormatBool(g.Official)},
+			[2]string{"submission.repository", g.Submission.Repository},
+			[2]string{"submission.ref", g.Submission.Ref},
+			[2]string{"submission.commit", g.Submission.Commit},
+			[2]string{"submission.uncommitted", strconv.FormatBool(g.Submission.Uncommitted)},
+			[2]string{"upstream.repository", g.Upstream.Repository},
+			[2]string{"upstream.ref", g.Upstream.Ref},
+			[2]string{"upstream.commit", g.Upstream.Commit},
+			[2]string{"ignoredOutsideStep", strings.Join(g.Ignored, " ")},
+			[2]string{"generatedDrift", strings.Join(g.GeneratedDrift, " ")},
+		)
+	}
+	return p
+}
+
+// JUnit renders the report as JUnit XML: one testsuite per run with the
+// verdict and provenance as properties, one testcase per check, failed
+// stages as testcases of their own, and a not gradable submission as a
+// failed "grading" testcase.
 func (r *Report) JUnit(w io.Writer) error {
+	type property struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr"`
@@ -89,19 +235,29 @@ func (r *Report) JUnit(w io.Writer) error {
 		SystemOut string   `xml:"system-out,omitempty"`
 	}
 	type testsuite struct {
-		XMLName   xml.Name   `xml:"testsuite"`
-		Name      string     `xml:"name,attr"`
-		Tests     int        `xml:"tests,attr"`
-		Failures  int        `xml:"failures,attr"`
-		Skipped   int        `xml:"skipped,attr"`
-		Time      string     `xml:"time,attr"`
-		Timestamp string     `xml:"timestamp,attr"`
-		Cases     []testcase `xml:"testcase"`
+		XMLName    xml.Name   `xml:"testsuite"`
+		Name       string     `xml:"name,attr"`
+		Tests      int        `xml:"tests,attr"`
+		Failures   int        `xml:"failures,attr"`
+		Skipped    int        `xml:"skipped,attr"`
+		Time       string     `xml:"time,attr"`
+		Timestamp  string     `xml:"timestamp,attr"`
+		Properties []property `xml:"properties>property"`
+		Cases      []testcase `xml:"testcase"`
 	}
 	suite := testsuite{
 		Name:      "gw10." + strings.ReplaceAll(r.Step, "/", "."),
 		Time:      fmt.Sprintf("%.3f", float64(r.Duration)),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
+	}
+	for _, p := range r.properties() {
+		suite.Properties = append(suite.Properties, property{Name: p[0], Value: p[1]})
+	}
+	if !r.Summary.Gradable {
+		suite.Cases = append(suite.Cases, testcase{
+			Name: "gradable", Classname: suite.Name + ".grading", Time: "0.000",
+			Failure: &failure{Message: "the submission is not gradable", Type: "grading", Text: r.reason()},
+		})
 	}
 	for _, st := range r.Stages {
 		if st.Status != Fail {
@@ -111,28 +267,25 @@ func (r *Report) JUnit(w io.Writer) error {
 			Name: "stage " + st.Name, Classname: suite.Name + ".stages", Time: fmt.Sprintf("%.3f", float64(st.Duration)),
 			Failure: &failure{Message: "stage " + st.Name + " failed", Type: "stage", Text: st.Detail},
 		})
-		suite.Failures++
 	}
 	for _, c := range r.Checks {
 		tc := testcase{Name: c.ID, Classname: suite.Name + ".checks", Time: fmt.Sprintf("%.3f", float64(c.Duration))}
 		switch c.Status {
 		case Fail:
-			var b strings.Builder
-			b.WriteString(c.Message)
-			for _, cause := range c.Causes {
-				b.WriteString("\ncause: " + cause)
-			}
-			if c.Hint != "" {
-				b.WriteString("\nhint: " + c.Hint)
-			}
-			tc.Failure = &failure{Message: c.Title, Type: "check", Text: b.String()}
+			tc.Failure = &failure{Message: c.Title, Type: "check", Text: failureText(c)}
 			tc.SystemOut = strings.Join(c.Logs, "\n")
-			suite.Failures++
 		case Skip:
 			tc.Skipped = &skipped{Message: c.Message}
-			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, tc)
+	}
+	for _, tc := range suite.Cases {
+		if tc.Failure != nil {
+			suite.Failures++
+		}
+		if tc.Skipped != nil {
+			suite.Skipped++
+		}
 	}
 	suite.Tests = len(suite.Cases)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -152,24 +305,20 @@ func (r *Report) WriteJUnit(path string) error { return writeFile(path, r.JUnit)
 
 // Markdown renders a summary for a CI job page or a pull request.
 func (r *Report) Markdown(w io.Writer) error {
-	s := r.Summary
 	verdict := "❌"
-	if s.OK {
+	if r.Summary.OK {
 		verdict = "✅"
 	}
-	fmt.Fprintf(w, "## gw10 %s — %s %d/%d checks, %d/%d points\n\n", r.Step, verdict, s.Passed, s.Total, s.Points, s.TotalPoints)
+	heading := fmt.Sprintf("## gw10 %s — %s %s", r.Step, verdict, r.Headline())
+	if r.Grading != nil && !r.Grading.Official {
+		heading += " (feedback, not an official grade)"
+	}
+	fmt.Fprintf(w, "%s\n\n", heading)
 	fmt.Fprintf(w, "Cluster: `%s` · duration %s\n\n", r.Cluster, r.Duration)
-	if r.Integrity != nil {
-		if r.Integrity.Gradable {
-			fmt.Fprintf(w, "Integrity: clean (base `%s`", short(r.Integrity.Base))
-			if len(r.Integrity.Changed) > 0 {
-				fmt.Fprintf(w, "; changed outside step01/ but allowed: %s", codeList(r.Integrity.Changed))
-			}
-			fmt.Fprintln(w, ").")
-		} else {
-			fmt.Fprintf(w, "**Integrity: NOT GRADABLE** — files the grade depends on were changed since `%s`: %s\n",
-				short(r.Integrity.Base), codeList(r.Integrity.Forbidden))
-		}
+	for _, l := range r.gradingLines(func(s string) string { return "`" + s + "`" }) {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	if r.Grading != nil {
 		fmt.Fprintln(w)
 	}
 	for _, st := range r.Stages {
@@ -177,21 +326,18 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(w, "**Stage `%s` failed:**\n\n```\n%s\n```\n\n", st.Name, st.Detail)
 		}
 	}
-	fmt.Fprintln(w, "| check | result | points | time | proves |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	if len(r.Checks) > 0 {
+		fmt.Fprintln(w, "| check | result | points | time | proves |")
+		fmt.Fprintln(w, "|---|---|---|---|---|")
+	}
 	for _, c := range r.Checks {
 		mark := map[Status]string{Pass: "✅ pass", Fail: "❌ fail", Skip: "⏭ skip"}[c.Status]
 		fmt.Fprintf(w, "| `%s` | %s | %d/%d | %s | %s |\n", c.ID, mark, c.Earned, c.Points, c.Duration, c.SeedRef)
 	}
 	for _, c := range r.Checks {
-		if c.Status != Fail {
-			continue
+		if c.Status == Fail {
+			fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %s</summary>\n\n```\n%s\n```\n\n</details>\n", c.ID, c.Title, failureText(c))
 		}
-		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %s</summary>\n\n```\n%s\n```\n", c.ID, c.Title, c.Message)
-		for _, cause := range c.Causes {
-			fmt.Fprintf(w, "\n- cause: %s", cause)
-		}
-		fmt.Fprintf(w, "\n- hint: %s (see `%s`)\n\n</details>\n", c.Hint, c.Doc)
 	}
 	return nil
 }
@@ -204,12 +350,4 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
-}
-
-func codeList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = "`" + s + "`"
-	}
-	return strings.Join(quoted, ", ")
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // SchemaVersion of the JSON report; bump it on incompatible changes.
-const SchemaVersion = 1
+// Version 2 replaced the merge-base "integrity" section with "grading" and
+// added summary.gradable.
+const SchemaVersion = 2
 
 // Status of a stage or a check.
 type Status string
@@ -33,8 +35,8 @@ type Report struct {
 	Stages        []Stage       `json:"stages"`
 	Checks        []CheckResult `json:"checks"`
 	Summary       Summary       `json:"summary"`
-	Partial       bool          `json:"partial"`             // only some checks were selected (--run)
-	Integrity     *Integrity    `json:"integrity,omitempty"` // grading only
+	Partial       bool          `json:"partial"`           // only some checks were selected (--run)
+	Grading       *Grading      `json:"grading,omitempty"` // gw10 grade only
 }
 
 // Stage is one step of the pipeline before the checks (generate, build, ...).
@@ -70,14 +72,39 @@ type Summary struct {
 	Points      int  `json:"points"`
 	TotalPoints int  `json:"totalPoints"`
 	OK          bool `json:"ok"` // every stage passed and every selected check passed
+	// Gradable is false only when grading refused the submission; Points is
+	// then 0 and no check ran.
+	Gradable bool `json:"gradable"`
 }
 
-// Integrity is the grading section: what the submission changed outside step01/.
-type Integrity struct {
-	Base      string   `json:"base"`
-	Gradable  bool     `json:"gradable"`
-	Changed   []string `json:"changedOutsideStep"`
-	Forbidden []string `json:"forbidden,omitempty"` // changes that make it not gradable
+// Grading says what was graded, from where, and with whose harness.
+type Grading struct {
+	// Official is true when the submission's step was graded inside a
+	// pristine tree of the upstream (gw10 grade --submission); false for
+	// feedback on a local checkout, which runs that checkout's own harness.
+	Official bool `json:"official"`
+	Gradable bool `json:"gradable"`
+	// Reason says why the submission is not gradable.
+	Reason     string   `json:"reason,omitempty"`
+	Upstream   Revision `json:"upstream"`
+	Submission Revision `json:"submission"`
+	// Ignored are the files outside the step whose content differs from the
+	// upstream's (added, changed or removed): not used, not trusted.
+	Ignored []string `json:"ignoredOutsideStep"`
+	// GeneratedDrift are the submission's committed generated files (CRD,
+	// ClusterRole, deepcopy) that differ from what its markers generate; the
+	// grade uses the generated ones.
+	GeneratedDrift []string `json:"generatedDrift"`
+}
+
+// Revision is one side of a grading: a repository at a commit.
+type Revision struct {
+	Repository string `json:"repository"`
+	Ref        string `json:"ref"`
+	Commit     string `json:"commit"`
+	// Uncommitted is true when the working tree's uncommitted changes were
+	// graded too (feedback on a local checkout).
+	Uncommitted bool `json:"uncommitted,omitempty"`
 }
 
 // Seconds is a duration rendered as fractional seconds.
@@ -120,8 +147,17 @@ func (r *Report) Finish() {
 	if s.Passed == 0 {
 		s.OK = false
 	}
-	if r.Integrity != nil && !r.Integrity.Gradable {
-		s.OK = false
+	if r.Grading != nil {
+		if r.Grading.Ignored == nil {
+			r.Grading.Ignored = []string{}
+		}
+		if r.Grading.GeneratedDrift == nil {
+			r.Grading.GeneratedDrift = []string{}
+		}
+	}
+	s.Gradable = r.Grading == nil || r.Grading.Gradable
+	if !s.Gradable {
+		s.OK, s.Points = false, 0
 	}
 	r.Summary = s
 }
@@ -133,6 +169,20 @@ func (r *Report) WriteJSON(path string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	})
+}
+
+// RemoveReports removes report files a previous run left, so that a run
+// that stops early never leaves them looking like its own.
+func RemoveReports(paths ...string) error {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("removing the previous report %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -24,7 +24,12 @@ func sample() *Report {
 				Hint: "watch Services", Doc: "docs/step01.md#check-self-heal", Logs: []string{"line 1", "line <2> & \"3\""}},
 			{ID: "quiescent", Title: "quiet", Points: 10, Status: Skip, Message: "not run: interrupted"},
 		},
-		Integrity: &Integrity{Base: "abc", Gradable: true, Changed: []string{"README.md"}},
+		Grading: &Grading{
+			Official: true, Gradable: true,
+			Upstream:   Revision{Repository: "/srv/gw10", Ref: "HEAD", Commit: "0123456789abcdef0123456789abcdef01234567"},
+			Submission: Revision{Repository: "https://example.com/learner/gw10.git", Ref: "main", Commit: "fedcba9876543210fedcba9876543210fedcba98"},
+			Ignored:    []string{"README.md"}, GeneratedDrift: []string{"step01/config/rbac/role.yaml"},
+		},
 	}
 	r.Finish()
 	return r
@@ -50,10 +55,10 @@ func TestFinishCounts(t *testing.T) {
 	if stageFail.Summary.OK {
 		t.Fatal("a run with a failed stage is OK")
 	}
-	ungradable := &Report{Checks: []CheckResult{{Status: Pass}}, Integrity: &Integrity{Gradable: false}}
+	ungradable := &Report{Checks: []CheckResult{{Status: Pass, Points: 5, Earned: 5}}, Grading: &Grading{Gradable: false}}
 	ungradable.Finish()
-	if ungradable.Summary.OK {
-		t.Fatal("a not gradable submission is OK")
+	if ungradable.Summary.OK || ungradable.Summary.Gradable || ungradable.Summary.Points != 0 {
+		t.Fatalf("a not gradable submission: %+v", ungradable.Summary)
 	}
 }
 
@@ -93,7 +98,9 @@ func TestMarkdownNamesEveryCheck(t *testing.T) {
 	if err := sample().Markdown(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1/3 checks", "`crd-schema`", "`self-heal` | ❌ fail", "Integrity: clean", "watch Services"} {
+	for _, want := range []string{"1/3 checks pass, 10/35 points", "`crd-schema`", "`self-heal` | ❌ fail", "watch Services",
+		"Graded: `step01/` of `https://example.com/learner/gw10.git` at `main` (`fedcba987654`)",
+		"Ignored, not trusted", "`README.md`", "`step01/config/rbac/role.yaml`"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
 		}
@@ -117,7 +124,7 @@ func TestJSONMatchesTheDocumentedSchema(t *testing.T) {
 	}
 	minimal := &Report{Step: "step01", Cluster: "envtest"}
 	minimal.Finish()
-	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal} {
+	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal, "not gradable": notGradable()} {
 		path := filepath.Join(t.TempDir(), "r.json")
 		if err := r.WriteJSON(path); err != nil {
 			t.Fatal(err)
@@ -127,15 +134,24 @@ func TestJSONMatchesTheDocumentedSchema(t *testing.T) {
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
-		if errs := validate(schema, doc, "$"); len(errs) > 0 {
+		if errs := validate(schema, schema, doc, "$"); len(errs) > 0 {
 			t.Errorf("%s report does not match the documented schema:\n  %s\n%s", name, strings.Join(errs, "\n  "), data)
 		}
 	}
 }
 
 // validate checks the subset of JSON Schema the doc uses: type, enum,
-// required, properties, additionalProperties: false, items.
-func validate(schema map[string]any, v any, path string) []string {
+// required, properties, additionalProperties: false, items, and $ref to
+// "#/definitions/<name>" of the root schema.
+func validate(root, schema map[string]any, v any, path string) []string {
+	if ref, ok := schema["$ref"].(string); ok {
+		defs, _ := root["definitions"].(map[string]any)
+		def, ok := defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: unresolved $ref %q", path, ref)}
+		}
+		schema = def
+	}
 	var errs []string
 	if typ, ok := schema["type"].(string); ok && !hasType(v, typ) {
 		return []string{fmt.Sprintf("%s: want %s, got %T", path, typ, v)}
@@ -168,13 +184,13 @@ func validate(schema map[string]any, v any, path string) []string {
 				}
 				continue
 			}
-			errs = append(errs, validate(sub, val, path+"."+k)...)
+			errs = append(errs, validate(root, sub, val, path+"."+k)...)
 		}
 	}
 	if arr, ok := v.([]any); ok {
 		if items, ok := schema["items"].(map[string]any); ok {
 			for i, item := range arr {
-				errs = append(errs, validate(items, item, fmt.Sprintf("%s[%d]", path, i))...)
+				errs = append(errs, validate(root, items, item, fmt.Sprintf("%s[%d]", path, i))...)
 			}
 		}
 	}
@@ -203,4 +219,119 @@ func hasType(v any, typ string) bool {
 		return ok && f == float64(int64(f))
 	}
 	return false
+}
+
+// notGradable is a grading that refused the submission: no check ran.
+func notGradable() *Report {
+	r := &Report{
+		Step: "step01", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Checks: []CheckResult{
+			{ID: "crd-schema", Title: "the CRD …", Points: 60, Status: Skip, Message: "not run: the submission is not gradable"},
+			{ID: "self-heal", Title: "self-heals", Points: 40, Status: Skip, Message: "not run: the submission is not gradable"},
+		},
+		Grading: &Grading{Official: true, Reason: "the submission has no step01/go.mod",
+			Upstream:   Revision{Repository: "/srv/gw10", Ref: "HEAD", Commit: "0123456789abcdef0123456789abcdef01234567"},
+			Submission: Revision{Repository: "/tmp/fork", Ref: "HEAD", Commit: "fedcba9876543210fedcba9876543210fedcba98"},
+		},
+	}
+	r.Finish()
+	return r
+}
+
+// TestNotGradableIsOneVerdictEverywhere: the terminal, Markdown, JSON and
+// JUnit all say not gradable, no points, and none of them claims success.
+func TestNotGradableIsOneVerdictEverywhere(t *testing.T) {
+	r := notGradable()
+	const why = "not gradable: the submission has no step01/go.mod"
+
+	var term bytes.Buffer
+	r.Terminal(&term)
+	if !strings.Contains(term.String(), "Grade: none: "+why) || strings.Contains(term.String(), "/100 points") ||
+		strings.Contains(term.String(), "Fix the first failure") {
+		t.Errorf("terminal:\n%s", term.String())
+	}
+
+	var md bytes.Buffer
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## gw10 step01 — ❌ "+why) || strings.Contains(md.String(), "/100 points") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary Summary `json:"summary"`
+		Grading Grading `json:"grading"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Summary.Gradable || doc.Summary.OK || doc.Summary.Points != 0 || doc.Grading.Gradable ||
+		doc.Grading.Submission.Commit == "" || doc.Grading.Upstream.Commit == "" {
+		t.Errorf("json: %s", js.String())
+	}
+
+	var ju bytes.Buffer
+	if err := r.JUnit(&ju); err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Failures   int `xml:"failures,attr"`
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Cases []struct {
+			Name    string    `xml:"name,attr"`
+			Failure *struct{} `xml:"failure"`
+		} `xml:"testcase"`
+	}
+	if err := xml.Unmarshal(ju.Bytes(), &suite); err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	for _, p := range suite.Properties {
+		props[p.Name] = p.Value
+	}
+	if suite.Failures != 1 || suite.Cases[0].Name != "gradable" || suite.Cases[0].Failure == nil ||
+		props["verdict"] != why || props["gradable"] != "false" || props["points"] != "0" ||
+		props["submission.commit"] != doc.Grading.Submission.Commit || props["upstream.commit"] != doc.Grading.Upstream.Commit {
+		t.Errorf("junit: %s", ju.String())
+	}
+}
+
+// TestFeedbackIsNotCalledAGrade: a local grading says it is not official.
+func TestFeedbackIsNotCalledAGrade(t *testing.T) {
+	r := sample()
+	r.Grading.Official = false
+	r.Finish()
+	var term, md bytes.Buffer
+	r.Terminal(&term)
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"terminal": term.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "not an official grade") || strings.Contains(out, "Official:") {
+			t.Errorf("%s:\n%s", name, out)
+		}
+	}
+}
+
+func TestRemoveReports(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "grade.json")
+	if err := os.WriteFile(stale, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveReports(stale, filepath.Join(dir, "absent.xml"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the stale report is still there: %v", err)
+	}
 }

@@ -7,18 +7,25 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/grade"
+	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
 )
 
-// runGrade runs every check with its points, adds the integrity section and
-// writes the JSON, JUnit and Markdown reports (the Markdown also to
-// $GITHUB_STEP_SUMMARY when set).
+// runGrade grades a step in a tree assembled from the upstream at a pinned
+// commit and the submission's step only (see package grade), and writes the
+// JSON, JUnit and Markdown reports (the Markdown also to
+// $GITHUB_STEP_SUMMARY when set). Without --submission it grades this
+// checkout's working tree: feedback for the learner, not an official grade.
 func runGrade(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
-	base := fs.String("base", "", "the upstream revision to compare against (default: upstream/main, origin/main, HEAD)")
+	submission := fs.String("submission", "", "the learner's repository (path or git URL) whose step to grade; empty: this checkout's working tree (feedback, not official)")
+	submissionRef := fs.String("submission-ref", "HEAD", "the submission's commit, branch or tag to grade")
+	upstreamRef := fs.String("upstream-ref", "HEAD", "the commit of --root (the upstream) to grade in")
 	out := fs.String("out", "reports", "directory for grade.json, junit.xml and summary.md")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
@@ -35,32 +42,38 @@ func runGrade(ctx context.Context, args []string) error {
 	if f.md == "" {
 		f.md = filepath.Join(*out, "summary.md")
 	}
-	integrity, err := grade.Check(ctx, f.root, *base, f.step)
-	if err != nil {
-		return fmt.Errorf("checking the submission's integrity: %w", err)
-	}
-	opts, err := runnerOptions(ctx, f)
-	if err != nil {
+	// Fresh or not at all: a run that stops early leaves no reports behind.
+	if err := report.RemoveReports(f.jsonOut, f.junit, f.md); err != nil {
 		return err
 	}
-	rep, runErr := runner.Run(ctx, opts)
-	rep.Integrity = integrity
+
+	tree, err := grade.Assemble(ctx, grade.Options{
+		Root: f.root, UpstreamRef: *upstreamRef, Step: f.step,
+		Submission: *submission, SubmissionRef: *submissionRef,
+	})
+	if err != nil {
+		return fmt.Errorf("assembling the grading tree: %w", err)
+	}
+	defer func() { _ = tree.Remove() }()
+	g := tree.Grading
+	fmt.Printf("gw10: grading %s/ of %s at %s (%.12s) in the upstream at %s (%.12s)\n",
+		f.step, g.Submission.Repository, g.Submission.Ref, g.Submission.Commit, g.Upstream.Ref, g.Upstream.Commit)
+
+	rep, runErr := gradeTree(ctx, f, tree)
+	if rep == nil {
+		return runErr
+	}
+	rep.Grading = &tree.Grading
 	rep.Finish()
 	rep.Terminal(os.Stdout)
-	if integrity.Gradable {
-		fmt.Printf("Integrity: clean (base %s).\n", integrity.Base)
-	} else {
-		fmt.Printf("Integrity: NOT GRADABLE — changed since %s: %v\n", integrity.Base, integrity.Forbidden)
-	}
-	if integrity.Gradable {
-		fmt.Printf("Grade: %d/%d points. Reports in %s/.\n", rep.Summary.Points, rep.Summary.TotalPoints, *out)
-	} else {
-		fmt.Printf("Grade: none, the submission is not gradable (the checks gave %d/%d points). Reports in %s/.\n",
-			rep.Summary.Points, rep.Summary.TotalPoints, *out)
+	if runErr != nil {
+		fmt.Fprintln(os.Stderr, "gw10: run", runErr, "— no reports written")
+		return exitError{130}
 	}
 	if err := writeReports(rep, f); err != nil {
 		return err
 	}
+	fmt.Printf("Reports in %s/.\n", *out)
 	if summary := os.Getenv("GITHUB_STEP_SUMMARY"); summary != "" {
 		fh, err := os.OpenFile(summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -71,8 +84,41 @@ func runGrade(ctx context.Context, args []string) error {
 			return fmt.Errorf("writing $GITHUB_STEP_SUMMARY: %w", err)
 		}
 	}
-	if runErr != nil {
-		return exitError{130}
-	}
 	return exitFor(rep)
+}
+
+// gradeTree runs every check on the assembled tree; a submission that is not
+// gradable runs none.
+func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Report, error) {
+	if !tree.Grading.Gradable {
+		rep := &report.Report{Step: f.step, Cluster: f.cluster}
+		for _, c := range checks.Step01() {
+			rep.Checks = append(rep.Checks, report.CheckResult{
+				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Points: c.Points, Status: report.Skip,
+				Message: "not run: the submission is not gradable",
+			})
+		}
+		return rep, nil
+	}
+	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work")}
+	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
+	if err != nil {
+		return nil, err
+	}
+	// The grade uses what the markers generate; the committed files are
+	// compared with it, on the copy (the submission is never written to).
+	drift, err := grade.GeneratedDrift(ctx, gen, tree.StepDir, goEnv)
+	if err != nil {
+		fmt.Println("note: the generated files could not be compared with the markers (the generate stage below says why)")
+	}
+	for _, d := range drift {
+		tree.Grading.GeneratedDrift = append(tree.Grading.GeneratedDrift, f.step+"/"+d)
+	}
+	f.root = tree.Dir
+	opts, err := runnerOptions(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	opts.GoEnv = append(opts.GoEnv, goEnv...)
+	return runner.Run(ctx, opts)
 }
