@@ -54,8 +54,8 @@ hint: $(GW10) ## Print the longer hint of a check: make hint ID=self-heal
 	@$(GW10) hint $(ID)
 
 .PHONY: diff
-diff: $(GW10) ## Show step01/ against the solution (for instructors; generated files left out).
-	@$(GW10) diff --step $(STEP)
+diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed since the skeleton.
+	@$(GW10) diff --step $(STEP) --against $(if $(filter learner,$(VIEW)),skeleton,solution)
 
 .PHONY: skeleton
 skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; refuses to overwrite edits).

@@ -1,6 +1,7 @@
 package skeleton
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -35,11 +36,20 @@ type DiffOptions struct {
 	Solution, Learner             string // directories
 	SolutionLabel, LearnerLabel   string // how the diff names them
 	SolutionModule, LearnerModule string
+	// HideMarkers leaves the solution's //gw10: region lines out: they are
+	// the generator's, not code either side wrote.
+	HideMarkers bool
+	// Skip leaves paths out of the diff; nil: Skipped (bin/ and the
+	// solution-only files).
+	Skip func(rel string) bool
 }
 
 // Diff returns a unified diff from the solution to the learner's module,
 // leaving out generated and solution-only files.
 func Diff(opts DiffOptions) (string, error) {
+	if opts.Skip == nil {
+		opts.Skip = Skipped
+	}
 	files := map[string]bool{}
 	for _, dir := range []string{opts.Solution, opts.Learner} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -48,7 +58,7 @@ func Diff(opts DiffOptions) (string, error) {
 			}
 			rel, _ := filepath.Rel(dir, path)
 			rel = filepath.ToSlash(rel)
-			if Skipped(rel) {
+			if opts.Skip(rel) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -71,7 +81,12 @@ func Diff(opts DiffOptions) (string, error) {
 	var out strings.Builder
 	for _, rel := range names {
 		a := readOrEmpty(filepath.Join(opts.Solution, rel))
-		a = strings.ReplaceAll(a, opts.SolutionModule, opts.LearnerModule)
+		if opts.SolutionModule != "" {
+			a = strings.ReplaceAll(a, opts.SolutionModule, opts.LearnerModule)
+		}
+		if opts.HideMarkers && strings.HasSuffix(rel, ".go") {
+			a = hideMarkers(a)
+		}
 		b := readOrEmpty(filepath.Join(opts.Learner, rel))
 		if a == b {
 			continue
@@ -87,6 +102,40 @@ func Diff(opts DiffOptions) (string, error) {
 		out.WriteString(d)
 	}
 	return out.String(), nil
+}
+
+// LearnerDiff returns what the learner changed in their module (learner,
+// named learnerLabel) against the skeleton they started from: gen's skeleton
+// of the solution, generated into a temporary directory. Generated files are
+// left out, as in Diff; everything else the learner has is compared.
+func LearnerDiff(ctx context.Context, gen Options, learner, learnerLabel string) (string, error) {
+	tmp, err := os.MkdirTemp("", "gw10-skeleton-")
+	if err != nil {
+		return "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	gen.Dst = filepath.Join(tmp, filepath.Base(learner))
+	gen.ControllerGen = "" // the generated files are not compared
+	if err := Generate(ctx, gen); err != nil {
+		return "", err
+	}
+	return Diff(DiffOptions{
+		Solution: gen.Dst, Learner: learner,
+		SolutionLabel: "skeleton/" + learnerLabel, LearnerLabel: learnerLabel,
+		Skip: func(rel string) bool { return rel == "bin" || strings.HasPrefix(rel, "bin/") },
+	})
+}
+
+// hideMarkers drops the //gw10: lines of a solution file.
+func hideMarkers(src string) string {
+	lines := strings.SplitAfter(src, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "//gw10:") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "")
 }
 
 func readOrEmpty(path string) string {

@@ -54,23 +54,39 @@ func runSkeleton(ctx context.Context, args []string) error {
 	return nil
 }
 
-func runDiff(_ context.Context, args []string) error {
+// runDiff shows the learner's step against the solution (the instructor's
+// review: what differs from the answer), or against the skeleton generated
+// from the solution (what the learner changed).
+func runDiff(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	root := fs.String("root", ".", "the workbook root")
 	step := fs.String("step", "step01", "the learner's module")
+	against := fs.String("against", "solution", "solution: the learner's module against the solution; skeleton: what the learner changed since the skeleton")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
-	d, err := skeleton.Diff(skeleton.DiffOptions{
-		Solution: filepath.Join(*root, "solutions", "step01"), Learner: filepath.Join(*root, *step),
-		SolutionLabel: "solutions/step01", LearnerLabel: *step,
-		SolutionModule: solutionModule, LearnerModule: learnerModule,
-	})
+	learner := filepath.Join(*root, *step)
+	var d string
+	var err error
+	switch *against {
+	case "solution":
+		d, err = skeleton.Diff(skeleton.DiffOptions{
+			Solution: filepath.Join(*root, "solutions", "step01"), Learner: learner,
+			SolutionLabel: "solutions/step01", LearnerLabel: *step,
+			SolutionModule: solutionModule, LearnerModule: learnerModule, HideMarkers: true,
+		})
+	case "skeleton":
+		d, err = skeleton.LearnerDiff(ctx, skeleton.Options{
+			Src: filepath.Join(*root, "solutions", "step01"), FromModule: solutionModule, ToModule: learnerModule, Step: "step01",
+		}, learner, *step)
+	default:
+		return fmt.Errorf("--against %q: want solution or skeleton", *against)
+	}
 	if err != nil {
 		return err
 	}
 	if d == "" {
-		fmt.Printf("%s is identical to solutions/step01 (generated files left out)\n", *step)
+		fmt.Printf("%s is identical to the %s (generated files left out)\n", *step, *against)
 		return nil
 	}
 	fmt.Print(d)

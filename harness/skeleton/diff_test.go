@@ -1,0 +1,92 @@
+package skeleton
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTheSolutionViewHidesTheRegionMarkers(t *testing.T) {
+	d, err := Diff(DiffOptions{
+		Solution: filepath.Join(root, "solutions", "step01"), Learner: filepath.Join(root, "step01"),
+		SolutionLabel: "solutions/step01", LearnerLabel: "step01",
+		SolutionModule: solutionModule, LearnerModule: learnerModule, HideMarkers: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == "" {
+		t.Fatal("no diff: the skeleton has no exercises")
+	}
+	for _, line := range strings.Split(d, "\n") {
+		if strings.Contains(line, "//gw10:") {
+			t.Errorf("the diff shows a region marker: %q", line)
+		}
+	}
+}
+
+func TestHideMarkers(t *testing.T) {
+	src := "package x\n\t//gw10:begin a\n\t//gw10:todo do it\n\treturn 1\n\t//gw10:end\n"
+	if got, want := hideMarkers(src), "package x\n\treturn 1\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestTheLearnerViewShowsOnlyWhatTheLearnerChanged: the pristine skeleton
+// shows nothing; an edit in a region, a new file and a removed file show,
+// and nothing else does.
+func TestTheLearnerViewShowsOnlyWhatTheLearnerChanged(t *testing.T) {
+	ctx := context.Background()
+	gen := Options{Src: filepath.Join(root, "solutions", "step01"), FromModule: solutionModule, ToModule: learnerModule, Step: "step01"}
+	learner := filepath.Join(t.TempDir(), "step01")
+	if err := Generate(ctx, Options{Src: gen.Src, Dst: learner, FromModule: solutionModule, ToModule: learnerModule, Step: "step01"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := LearnerDiff(ctx, gen, learner, "step01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != "" {
+		t.Fatalf("the pristine skeleton differs from itself:\n%s", d)
+	}
+
+	ctrl := filepath.Join(learner, "internal", "controller", "edgeroute_controller.go")
+	src, err := os.ReadFile(ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), "// TODO(step01):", "// my attempt:", 1)
+	if edited == string(src) {
+		t.Fatal("the skeleton's controller has no TODO(step01)")
+	}
+	if err := os.WriteFile(ctrl, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(learner, "internal", "controller", "mine_test.go"), []byte("package controller\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(learner, "PROJECT")); err != nil {
+		t.Fatal(err)
+	}
+	d, err = LearnerDiff(ctx, gen, learner, "step01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var touched []string
+	for _, line := range strings.Split(d, "\n") {
+		if strings.HasPrefix(line, "+++ ") {
+			touched = append(touched, strings.Fields(line)[1])
+		}
+		if strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++") && strings.TrimSpace(line[1:]) != "" &&
+			!strings.Contains(line, "my attempt") && !strings.Contains(line, "package controller") {
+			t.Errorf("the learner did not add %q", line)
+		}
+	}
+	for _, want := range []string{"step01/internal/controller/edgeroute_controller.go", "step01/internal/controller/mine_test.go", "step01/PROJECT"} {
+		if !strings.Contains(strings.Join(touched, " "), want) {
+			t.Errorf("the diff does not show %s:\n%s", want, d)
+		}
+	}
+}
