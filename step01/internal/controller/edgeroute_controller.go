@@ -60,7 +60,11 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 }
 
 // SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
-// changes to the Services they reference (so endpoint churn re-triggers).
+// changes to the Services they reference (created, changed or deleted).
+// Endpoint churn does not reach this watch: it changes EndpointSlices, not
+// the Service. A data plane that tracks endpoints would add a watch on
+// EndpointSlices with the same map-function pattern (their
+// kubernetes.io/service-name label names the Service).
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service changes.
 	// The Service has no ownerReference to them, so Owns() cannot see it
