@@ -5,6 +5,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,6 +59,48 @@ func TestStubRejectsMalformedRegions(t *testing.T) {
 			t.Errorf("%s region accepted", name)
 		} else if !strings.Contains(err.Error(), "f.go:") {
 			t.Errorf("%s: error %q does not say where", name, err)
+		}
+	}
+}
+
+func TestSkippedKeepsLearnerTestsAndLeavesOutEnvtestTests(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"internal/controller/conditions_test.go":           false,
+		"internal/controller/suite_test.go":                true,
+		"internal/controller/edgeroute_controller_test.go": true,
+		"internal/controller/conditions.go":                false,
+		"internal/dataplane/http_test.go":                  false,
+		"bin":                                              true,
+		"bin/manager":                                      true,
+	} {
+		if got := Skipped(rel); got != want {
+			t.Errorf("Skipped(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+// TestLearnerTestsFailOnTheCommittedSkeleton: the unit tests a learner gets
+// fail on the stubs, each with a message and without a panic (they pass on
+// the solution, where make test runs them).
+func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the skeleton's controller package")
+	}
+	cmd := exec.Command("go", "test", "-count=1", "-run", "TestConditionsFor", "./internal/controller")
+	cmd.Dir = filepath.Join(root, "step01")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("TestConditionsFor passes on the skeleton; it must fail until conditionsFor is written:\n%s", out)
+	}
+	text := string(out)
+	for _, want := range []string{"--- FAIL: TestConditionsFor", "conditionsFor returned no conditions; want Accepted=", "docs/step01.md#the-status-contract"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the failure does not say %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"panic:", "[build failed]", "[setup failed]"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the failure contains %q:\n%s", bad, text)
 		}
 	}
 }
