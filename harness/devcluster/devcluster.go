@@ -192,9 +192,30 @@ func ping(ctx context.Context, kubeconfig string) error {
 func printNextSteps(out io.Writer, dir string) {
 	abs, _ := filepath.Abs(KubeconfigPath(dir))
 	fmt.Fprintf(out, "\nUse it from your shell:\n\n  export KUBECONFIG=%s\n  kubectl get ns\n\n", abs)
-	fmt.Fprintln(out, "Then, in step01/: make install, make run (in another shell), kubectl apply -f config/samples/.")
+	fmt.Fprintln(out, "Then the chapter's tasks (docs/step01.md), in step01/, each shell with that KUBECONFIG:")
+	fmt.Fprintln(out)
+	for _, step := range nextSteps() {
+		fmt.Fprintf(out, "  %-56s # %s\n", step.command, step.why)
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintln(out, "This cluster has no kubelet and no built-in controllers: Services get no endpoints and")
 	fmt.Fprintln(out, "namespaces never finish deleting. Stop it with: make cluster-down")
+}
+
+// nextStep is one command of the chapter's hand-run tasks.
+type nextStep struct{ command, why string }
+
+// nextSteps are the chapter's tasks 1 and 2 in its order: the EdgeRoute
+// first, while its Service is missing, and a watch already running when the
+// Service arrives, so the flip is seen.
+func nextSteps() []nextStep {
+	return []nextStep{
+		{"make install", "the CRD, from your markers"},
+		{"make run", "shell 2: your controller"},
+		{"kubectl get er -w", "shell 3: watch the status flip"},
+		{"kubectl apply -f config/samples/net_v1_edgeroute.yaml", "its Service \"web\" is missing"},
+		{"kubectl apply -f config/samples/web_service.yaml", "now create it: no edit of the route"},
+	}
 }
 
 func tail(path string, n int) string {

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,38 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 30s")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestNextStepsFollowTheChapter: cluster-up's next steps are the chapter's
+// commands in the chapter's order (the Service last, after the watch), and
+// none applies the whole samples directory, which would create the Service
+// before the missing-Service demo.
+func TestNextStepsFollowTheChapter(t *testing.T) {
+	var out bytes.Buffer
+	printNextSteps(&out, t.TempDir())
+	printed := out.String()
+	chapter, err := os.ReadFile(filepath.Join("..", "..", "docs", "step01.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(printed, "config/samples/ ") || strings.Contains(printed, "config/samples/\n") {
+		t.Errorf("the next steps apply the whole samples directory:\n%s", printed)
+	}
+	// Each command is found after the one before it, in both texts.
+	rest, chapterRest := printed, string(chapter)
+	for _, step := range nextSteps() {
+		p := strings.Index(rest, step.command)
+		c := strings.Index(chapterRest, step.command)
+		if p < 0 {
+			t.Errorf("%q is not printed after the steps before it:\n%s", step.command, printed)
+		} else {
+			rest = rest[p+len(step.command):]
+		}
+		if c < 0 {
+			t.Errorf("%q is not in docs/step01.md after the steps before it", step.command)
+		} else {
+			chapterRest = chapterRest[c+len(step.command):]
+		}
 	}
 }
