@@ -28,9 +28,9 @@ func commands() map[string]command {
 		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
-		"grade":         {"run every check with points, check integrity, write reports/", runGrade},
+		"grade":         {"grade a submission's step01/ in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", runGrade},
 		"skeleton":      {"regenerate step01/ from solutions/step01/ (overwrites step01/)", runSkeleton},
-		"diff":          {"show the learner's step01/ against the solution (module path normalised, generated files left out)", runDiff},
+		"diff":          {"show the learner's step01/ against the solution, or --against skeleton: what the learner changed", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
 	}
 }
