@@ -24,9 +24,12 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 # Always rebuilt; go build's cache makes that instant when nothing changed.
+# A cold build (fresh machine, empty Go cache) compiles Kubernetes' client
+# libraries for minutes: progress.sh says so after 2 s, and every 10 s after.
 .PHONY: $(GW10)
 $(GW10):
-	@go build -o $(GW10) ./harness/cmd/gw10
+	@sh scripts/progress.sh "building the gw10 harness (first run on a fresh machine: about 5 minutes on 2 cores; later runs: seconds) ..." -- \
+	  go build -o $(GW10) ./harness/cmd/gw10
 
 .PHONY: assets
 assets: $(GW10) ## Obtain the envtest binaries (first run builds them from source: minutes).
@@ -78,3 +81,11 @@ test: $(GW10) lint-workflows ## Run the workbook's own test suite (every module;
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./harness/... ./solutions/step01/... ./step01/...
 	KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" go test -count=1 -timeout 45m ./harness/... ./solutions/step01/... ./step01/...
+
+.PHONY: kind-image
+kind-image: $(GW10) ## Build the kind node image from the Go module proxy and Debian packages (first run: about an hour).
+	@$(GW10) kind-image
+
+.PHONY: test-kind
+test-kind: ## kind end to end: engine, node image, kind-up, the solution, both checks, kind-down.
+	@scripts/test-kind.sh
