@@ -61,7 +61,7 @@ func (r *Report) Terminal(w io.Writer) {
 	s := r.Summary
 	switch {
 	case r.Grading != nil:
-		fmt.Fprintf(w, "%s: %s.", r.gradeLabel(), r.Headline())
+		fmt.Fprintf(w, "%s%s.", r.gradeLabel(), r.Headline())
 		if s.Gradable && !s.OK {
 			fmt.Fprint(w, " The failures are above; make hint ID=<check> says more.")
 		}
@@ -81,11 +81,11 @@ func (r *Report) Terminal(w io.Writer) {
 func (r *Report) gradeLabel() string {
 	switch {
 	case !r.Summary.Gradable:
-		return "Grade: none"
+		return "Grade: none, "
 	case r.Grading.Official:
-		return "Grade"
+		return "Grade: "
 	}
-	return "Feedback (not an official grade)"
+	return "Feedback (not an official grade): "
 }
 
 // gradingLines say what was graded, from where, and what was left out; code
@@ -106,9 +106,6 @@ func (r *Report) gradingLines(code func(string) string) []string {
 	} else {
 		lines = append(lines, fmt.Sprintf("Not an official grade: this checkout's own harness ran the checks. "+
 			"Your instructor grades your %s with theirs (gw10 grade --submission).", code(step)))
-	}
-	if !g.Gradable {
-		lines = append(lines, "Not gradable: "+r.reason())
 	}
 	if len(g.GeneratedDrift) > 0 {
 		lines = append(lines, fmt.Sprintf("Generated files differ from what the markers generate (the grade used the generated ones; "+

@@ -246,7 +246,7 @@ func TestNotGradableIsOneVerdictEverywhere(t *testing.T) {
 
 	var term bytes.Buffer
 	r.Terminal(&term)
-	if !strings.Contains(term.String(), "Grade: none: "+why) || strings.Contains(term.String(), "/100 points") ||
+	if !strings.Contains(term.String(), "Grade: none, "+why) || strings.Contains(term.String(), "/100 points") ||
 		strings.Contains(term.String(), "Fix the first failure") {
 		t.Errorf("terminal:\n%s", term.String())
 	}
