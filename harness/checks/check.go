@@ -1,53 +1,29 @@
-// Package checks holds the acceptance checks as data: each is a value with a
-// stable ID, what it proves of the seed card, its points, a hint, and a Run
-// function that drives the cluster and the proxy and asserts with gomega.
+// Package checks is the machinery of the acceptance checks: a check is a
+// value with a stable ID, what it proves of the card, its points, its hints
+// and a Run function that drives the cluster and the proxy through a *T. A
+// check fails one way only, through its T (Fatalf, Errorf, or a failed wait),
+// as a Go test does through its testing.T. The checks of each step live with
+// the step's descriptor (package steps).
 package checks
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/10xdev/gw10/harness/ctrlproc"
-	"github.com/10xdev/gw10/harness/proxy"
 )
 
 // Check is one acceptance check.
 type Check struct {
-	ID       string // stable: reports, docs and hints use it
-	Title    string
-	SeedRef  string // the card's task or acceptance line it proves
+	ID    string // stable: reports, docs and hints use it
+	Title string
+	// SeedRef is the line of the card (the seed: the course's text of the
+	// step) that the check proves: a task, an acceptance line or a prompt.
+	SeedRef  string
 	Points   int
 	Hint     string // one line, printed on failure
 	LongHint string // `make hint ID=...`: more guidance, no code
-	Run      func(ctx context.Context, env *Env) error
-}
-
-// DocAnchor is where the chapter explains the check.
-func (c Check) DocAnchor() string { return "docs/step01.md#check-" + c.ID }
-
-// Controller is the learner's controller process as checks may drive it.
-type Controller interface {
-	// Kill SIGKILLs it and waits until it is gone.
-	Kill(ctx context.Context) error
-	// Start runs a new process and waits until it is ready.
-	Start(ctx context.Context) error
-	// Metrics scrapes controller-runtime's metrics.
-	Metrics(ctx context.Context) (ctrlproc.Metrics, error)
-}
-
-// Env is what a check works with.
-type Env struct {
-	Client     client.WithWatch // cluster admin, uncached: assertions never race a cache
-	Proxy      *proxy.Server
-	Controller Controller
-	StepDir    string // the step module, for its samples
-	Namespace  string // created for this check, removed after it
-	Timeouts   Timeouts
-	G          gomega.Gomega // fails the check (see Run in the runner)
+	Run      func(ctx context.Context, t *T)
 }
 
 // Timeouts are every wait of every check, in one place.
@@ -65,41 +41,31 @@ type Timeouts struct {
 	Retry time.Duration
 	// Check bounds a whole check.
 	Check time.Duration
-	// Poll is the interval of every Eventually and Consistently.
+	// Poll is the interval of every wait.
 	Poll time.Duration
 	// Settle ends a wait early: once the controller has been idle this long
-	// (nothing queued, nothing running, no reconcile) without reaching the
-	// expected state, waiting longer will not get it there.
+	// (nothing queued, nothing running, no reconcile, no retry pending)
+	// without reaching the expected state, waiting longer will not get it there.
 	Settle time.Duration
+	// TimerSettle replaces Settle while a retry may be pending (the last
+	// reconcile returned an error, Requeue or RequeueAfter): a controller
+	// waiting on a timer is not idle. A retry must come within this bound.
+	TimerSettle time.Duration
 }
 
 // DefaultTimeouts are generous for slow CI machines, except SelfHeal, which
 // the card sets: a watch reacts in milliseconds, a poller does not.
 func DefaultTimeouts() Timeouts {
 	return Timeouts{
-		Converge: 30 * time.Second,
-		SelfHeal: 5 * time.Second,
-		Quiet:    3 * time.Second,
-		Absent:   time.Second,
-		Retry:    45 * time.Second,
-		Check:    3 * time.Minute,
-		Poll:     100 * time.Millisecond,
-		Settle:   2500 * time.Millisecond,
-	}
-}
-
-// Step01 is the list of step 01's checks, in the order they run.
-func Step01() []Check {
-	return []Check{
-		crdSchemaCheck,
-		missingServiceCheck,
-		selfHealCheck,
-		serviceRemovedCheck,
-		specUpdateCheck,
-		pushFailureCheck,
-		quiescentCheck,
-		routeDeletedCheck,
-		restartReconvergeCheck,
+		Converge:    30 * time.Second,
+		SelfHeal:    5 * time.Second,
+		Quiet:       3 * time.Second,
+		Absent:      time.Second,
+		Retry:       45 * time.Second,
+		Check:       3 * time.Minute,
+		Poll:        100 * time.Millisecond,
+		Settle:      2500 * time.Millisecond,
+		TimerSettle: 15 * time.Second,
 	}
 }
 
@@ -109,15 +75,11 @@ func Select(all []Check, ids []string) ([]Check, error) {
 	if len(ids) == 0 {
 		return all, nil
 	}
-	byID := map[string]Check{}
-	for _, c := range all {
-		byID[c.ID] = c
-	}
 	var out []Check
 	for _, id := range ids {
-		c, ok := byID[id]
+		c, ok := Find(all, id)
 		if !ok {
-			return nil, fmt.Errorf("unknown check %q (known: %s)", id, idList(all))
+			return nil, fmt.Errorf("unknown check %q (known: %s)", id, IDs(all))
 		}
 		out = append(out, c)
 	}
@@ -134,13 +96,11 @@ func Find(all []Check, id string) (Check, bool) {
 	return Check{}, false
 }
 
-func idList(all []Check) string {
-	s := ""
+// IDs lists the checks' IDs, comma-separated.
+func IDs(all []Check) string {
+	ids := make([]string, len(all))
 	for i, c := range all {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.ID
+		ids[i] = c.ID
 	}
-	return s
+	return strings.Join(ids, ", ")
 }

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
 )
 
@@ -22,51 +21,108 @@ import (
 // objects so it never depends on the learner's Go types.
 var EdgeRouteGVK = schema.GroupVersionKind{Group: "net.10xdev.io", Version: "v1", Kind: "EdgeRoute"}
 
-// route is a handle on one EdgeRoute of a check.
-type route struct {
-	env     *Env
+// Route is a handle on one EdgeRoute of a check.
+type Route struct {
+	t       *T
 	Name    string
 	Service string
 }
 
-func (env *Env) newRoute(ctx context.Context, name, service string, port int64) *route {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(EdgeRouteGVK)
-	obj.SetNamespace(env.Namespace)
-	obj.SetName(name)
-	obj.Object["spec"] = map[string]any{
-		"hostname": name + ".example.com",
-		"prefix":   "/",
-		"service":  service,
-		"port":     port,
-	}
-	env.ok(env.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", env.Namespace, name)
-	return &route{env: env, Name: name, Service: service}
+// RouteSpec is what the harness writes into an EdgeRoute's spec.
+type RouteSpec struct {
+	Hostname, Prefix, Service string
+	Port                      int64
 }
 
-func (env *Env) createService(ctx context.Context, name string) {
+func (s RouteSpec) object() map[string]any {
+	return map[string]any{"hostname": s.Hostname, "prefix": s.Prefix, "service": s.Service, "port": s.Port}
+}
+
+// NewRoute creates EdgeRoute name targeting service on port, with a
+// hostname made from its name and prefix "/".
+func (t *T) NewRoute(ctx context.Context, name, service string, port int64) *Route {
+	return t.NewRouteWith(ctx, name, RouteSpec{Hostname: name + ".example.com", Prefix: "/", Service: service, Port: port})
+}
+
+// NewRouteWith creates EdgeRoute name with spec.
+func (t *T) NewRouteWith(ctx context.Context, name string, spec RouteSpec) *Route {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(EdgeRouteGVK)
+	obj.SetNamespace(t.Namespace)
+	obj.SetName(name)
+	obj.Object["spec"] = spec.object()
+	r := &Route{t: t, Name: name, Service: spec.Service}
+	t.Did(evidence.RouteCreated, r.Object(), "creating EdgeRoute %s (service %s)", name, spec.Service)
+	t.Must(t.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", t.Namespace, name)
+	return r
+}
+
+// Route returns a handle on an existing EdgeRoute.
+func (t *T) Route(name, service string) *Route { return &Route{t: t, Name: name, Service: service} }
+
+// CreateService creates Service name in the check's namespace.
+func (t *T) CreateService(ctx context.Context, name string) {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}},
 	}
-	env.ok(env.Client.Create(ctx, svc), "creating Service %s/%s", env.Namespace, name)
+	t.Did(evidence.ServiceCreated, "Service "+t.Namespace+"/"+name, "creating Service %s", name)
+	t.Must(t.Client.Create(ctx, svc), "creating Service %s/%s", t.Namespace, name)
 }
 
-func (env *Env) deleteService(ctx context.Context, name string) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: name}}
-	env.ok(env.Client.Delete(ctx, svc), "deleting Service %s/%s", env.Namespace, name)
+// DeleteService deletes Service name.
+func (t *T) DeleteService(ctx context.Context, name string) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name}}
+	t.Did(evidence.ServiceDeleted, "Service "+t.Namespace+"/"+name, "deleting Service %s", name)
+	t.Must(t.Client.Delete(ctx, svc), "deleting Service %s/%s", t.Namespace, name)
 }
 
-func (r *route) key() proxy.Key { return proxy.Key{Namespace: r.env.Namespace, Name: r.Name} }
+// Key is the route's key at the proxy.
+func (r *Route) Key() proxy.Key { return proxy.Key{Namespace: r.t.Namespace, Name: r.Name} }
 
-func (r *route) String() string { return "EdgeRoute " + r.env.Namespace + "/" + r.Name }
+// Object names the route in evidence: "EdgeRoute ns/name".
+func (r *Route) Object() string { return "EdgeRoute " + r.t.Namespace + "/" + r.Name }
 
-// get reads the EdgeRoute as it stands.
-func (r *route) get(ctx context.Context) (*unstructured.Unstructured, error) {
+func (r *Route) String() string { return r.Object() }
+
+// Get reads the EdgeRoute as it stands.
+func (r *Route) Get(ctx context.Context) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(EdgeRouteGVK)
-	err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: r.env.Namespace, Name: r.Name}, obj)
+	err := r.t.Client.Get(ctx, client.ObjectKey{Namespace: r.t.Namespace, Name: r.Name}, obj)
 	return obj, err
+}
+
+// MustGet reads the EdgeRoute or ends the check.
+func (r *Route) MustGet(ctx context.Context) *unstructured.Unstructured {
+	obj, err := r.Get(ctx)
+	r.t.Must(err, "reading %s", r)
+	return obj
+}
+
+// Edit changes the route's spec with edit and returns the new generation.
+func (r *Route) Edit(ctx context.Context, what string, edit func(spec map[string]any)) int64 {
+	obj := r.MustGet(ctx)
+	patch := client.MergeFrom(obj.DeepCopy())
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	edit(spec)
+	r.t.Must(unstructured.SetNestedMap(obj.Object, spec, "spec"), "setting the spec of %s", r)
+	if s, ok := spec["service"].(string); ok {
+		r.Service = s
+	}
+	r.t.Did(evidence.RouteEdited, r.Object(), "editing EdgeRoute %s: %s", r.Name, what)
+	r.t.Must(r.t.Client.Patch(ctx, obj, patch), "editing %s (%s)", r, what)
+	return obj.GetGeneration()
+}
+
+// Delete deletes the EdgeRoute.
+func (r *Route) Delete(ctx context.Context) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(EdgeRouteGVK)
+	obj.SetNamespace(r.t.Namespace)
+	obj.SetName(r.Name)
+	r.t.Did(evidence.RouteDeleted, r.Object(), "deleting EdgeRoute %s", r.Name)
+	r.t.Must(r.t.Client.Delete(ctx, obj), "deleting %s", r)
 }
 
 // condition is the part of a metav1.Condition the checks read.
@@ -127,9 +183,9 @@ func describe(obj *unstructured.Unstructured) string {
 	return fmt.Sprintf("generation %d: %s", obj.GetGeneration(), strings.Join(parts, "; "))
 }
 
-// want describes an expected condition. An empty Reason matches any reason;
+// Want describes an expected condition. An empty Reason matches any reason;
 // NotTrue asks for any status but True (absent counts).
-type want struct {
+type Want struct {
 	Type    string
 	Status  string
 	Reason  string
@@ -137,7 +193,7 @@ type want struct {
 	Message string // substring
 }
 
-func (w want) String() string {
+func (w Want) String() string {
 	switch {
 	case w.NotTrue:
 		return w.Type + " not True"
@@ -148,11 +204,11 @@ func (w want) String() string {
 	}
 }
 
-// hasConditions returns nil when the EdgeRoute carries every wanted
+// HasConditions returns nil when the EdgeRoute carries every wanted
 // condition, each with observedGeneration equal to its generation; otherwise
 // an error saying what was expected and what was observed.
-func (r *route) hasConditions(ctx context.Context, wants ...want) error {
-	obj, err := r.get(ctx)
+func (r *Route) HasConditions(ctx context.Context, wants ...Want) error {
+	obj, err := r.Get(ctx)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", r, err)
 	}
@@ -187,91 +243,41 @@ func (r *route) hasConditions(ctx context.Context, wants ...want) error {
 	for i, w := range wants {
 		ws[i] = w.String()
 	}
-	return problemf("%s\n  expected: %s, each with observedGeneration = metadata.generation\n  observed: %s\n  wrong:    %s",
+	return fmt.Errorf("%s\n  expected: %s, each with observedGeneration = metadata.generation\n  observed: %s\n  wrong:    %s",
 		r, strings.Join(ws, ", "), describe(obj), strings.Join(problems, "; "))
 }
 
-// eventually waits until r has the wanted conditions.
-func (r *route) eventually(ctx context.Context, within time.Duration, wants ...want) {
-	r.env.waitFor(ctx, within, r.String(), func() error { return r.hasConditions(ctx, wants...) })
+// Eventually waits until r has the wanted conditions.
+func (r *Route) Eventually(ctx context.Context, within time.Duration, wants ...Want) {
+	r.t.WaitFor(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) })
 }
 
-// generation returns metadata.generation and the spec, to prove they are untouched.
-func (r *route) generationAndSpec(ctx context.Context) (int64, map[string]any) {
-	obj, err := r.get(ctx)
-	r.env.ok(err, "reading %s", r)
+// GenerationAndSpec returns metadata.generation and the spec, to prove they are untouched.
+func (r *Route) GenerationAndSpec(ctx context.Context) (int64, map[string]any) {
+	obj := r.MustGet(ctx)
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	return obj.GetGeneration(), spec
 }
 
-// proxyHolds waits until the proxy holds exactly the named routes of the
+// ProxyHolds waits until the proxy holds exactly the named routes of the
 // check's namespace.
-func (env *Env) proxyHolds(ctx context.Context, within time.Duration, names ...string) {
+func (t *T) ProxyHolds(ctx context.Context, within time.Duration, names ...string) {
 	sort.Strings(names)
-	env.waitFor(ctx, within, "the proxy's route table", func() error {
+	t.WaitFor(ctx, within, "the proxy's route table", func() error {
 		var got []string
-		for _, k := range env.Proxy.Keys(env.Namespace) {
+		for _, k := range t.Proxy.Keys(t.Namespace) {
 			got = append(got, k.Name)
 		}
 		if strings.Join(got, ",") != strings.Join(names, ",") {
-			return problemf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]",
-				strings.Join(names, " "), env.Namespace, strings.Join(got, " "))
+			return fmt.Errorf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]",
+				strings.Join(names, " "), t.Namespace, strings.Join(got, " "))
 		}
 		return nil
 	})
 }
 
-// statusRecorder watches the check's EdgeRoutes and keeps every version the
-// API server sends, with the time it arrived: it sees each status write,
-// however briefly a value lasted, which polling cannot.
-type statusRecorder struct {
-	mu       sync.Mutex
-	versions []seenVersion
-	stop     func()
+// FirstTrue returns when the watch first delivered r with condition typ True.
+func (r *Route) FirstTrue(typ string) (time.Time, []condition, bool) {
+	v, ok := r.t.firstVersion(r.Name, isTrue(typ))
+	return v.at, v.conds, ok
 }
-
-type seenVersion struct {
-	at         time.Time
-	name       string
-	generation int64
-	conds      []condition
-}
-
-func (env *Env) recordStatus(ctx context.Context) *statusRecorder {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
-	w, err := env.Client.Watch(ctx, list, client.InNamespace(env.Namespace))
-	env.ok(err, "watching EdgeRoutes in %s", env.Namespace)
-	rec := &statusRecorder{stop: w.Stop}
-	go func() {
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Added && ev.Type != watch.Modified {
-				continue
-			}
-			obj, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
-			rec.mu.Lock()
-			rec.versions = append(rec.versions, seenVersion{at: time.Now(), name: obj.GetName(), generation: obj.GetGeneration(), conds: conditionsOf(obj)})
-			rec.mu.Unlock()
-		}
-	}()
-	return rec
-}
-
-// firstTrue returns the first version of name seen with typ True, if any.
-func (rec *statusRecorder) firstTrue(name, typ string) (seenVersion, bool) {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, v := range rec.versions {
-		if v.name == name {
-			if c := findCondition(v.conds, typ); c != nil && c.Status == "True" {
-				return v, true
-			}
-		}
-	}
-	return seenVersion{}, false
-}
-
-func (rec *statusRecorder) close() { rec.stop() }

@@ -5,97 +5,136 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onsi/gomega"
-
-	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
 )
 
-// problem is a check's finding: gomega prints its text as is, where it
-// would otherwise dump the error's Go structure.
-type problem struct{ msg string }
-
-func (p problem) Error() string                { return p.msg }
-func (p problem) FormattedGomegaError() string { return p.msg }
-
-func problemf(format string, args ...any) error { return problem{fmt.Sprintf(format, args...)} }
-
-// asProblem keeps an error's text and drops its structure.
-func asProblem(err error) error {
-	if err == nil {
-		return nil
+// WaitFor polls cond until it returns nil, and fails the check with cond's
+// last error after within. It gives up earlier once the controller has been
+// idle for Timeouts.Settle (nothing queued or running, no reconcile, no retry
+// pending): such a controller has reacted to everything it will react to, so
+// a learner's failing check answers in seconds, not after every timeout. A
+// controller whose last reconcile asked for a retry (an error, Requeue,
+// RequeueAfter) is waiting on a timer, not idle: the wait then gives up only
+// after Timeouts.TimerSettle without a reconcile.
+//
+// A failed wait adds the cause the evidence shows: whether the controller
+// reconciled after the last thing the check did, and what it wrote.
+func (t *T) WaitFor(ctx context.Context, within time.Duration, what string, cond func() error) {
+	if err := t.Converges(ctx, within, what, cond); err != nil {
+		t.Fatalf("%s", err)
 	}
-	return problem{err.Error()}
 }
 
-// ok fails the check when err is not nil, saying what was being done.
-func (env *Env) ok(err error, what string, args ...any) {
-	env.G.Expect(asProblem(err)).To(gomega.Succeed(), append([]any{what}, args...)...)
-}
-
-// fail ends the check with msg, printed as is.
-func (env *Env) fail(msg string) {
-	env.G.Expect(problem{msg}).To(gomega.Succeed())
-}
-
-// waitFor polls cond until it returns nil, like gomega's Eventually, and
-// fails with cond's last error after within. It gives up earlier once the
-// controller has been idle for Timeouts.Settle (nothing queued or running, no
-// reconcile): such a controller has reacted to everything it will react to,
-// so a learner's failing check answers in seconds, not after every timeout.
-func (env *Env) waitFor(ctx context.Context, within time.Duration, what string, cond func() error) {
-	idle := idleTracker{env: env}
+// Converges is WaitFor that returns the failure instead of ending the check,
+// for a check that adds its own context to it (the sequence so far, say).
+// The cause from the evidence is added either way.
+func (t *T) Converges(ctx context.Context, within time.Duration, what string, cond func() error) error {
 	start := time.Now()
 	for {
 		err := cond()
 		if err == nil {
-			return
+			return nil
 		}
 		var why string
-		switch d := idle.idleFor(ctx); {
+		quiet, timer := t.activity.quiet()
+		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
 		case time.Since(start) > within:
 			why = fmt.Sprintf("not reached within %s", within)
-		case env.Timeouts.Settle > 0 && d >= env.Timeouts.Settle:
-			why = fmt.Sprintf("the controller went idle for %s without getting there", d.Round(100*time.Millisecond))
+		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
+			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
+		case timer && t.Timeouts.TimerSettle > 0 && quiet >= t.Timeouts.TimerSettle:
+			why = fmt.Sprintf("the controller's last reconcile asked for a retry, and none came within %s", t.Timeouts.TimerSettle)
 		}
 		if why != "" {
-			env.fail(fmt.Sprintf("waiting for %s: %s\n%s", what, why, err))
+			t.explainWait()
+			return fmt.Errorf("waiting for %s: %s\n%w", what, why, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(t.Timeouts.Poll):
+		}
+	}
+}
+
+// Stays polls cond for d and fails the check the first time it returns an error.
+func (t *T) Stays(ctx context.Context, d time.Duration, what string, cond func() error) {
+	end := time.Now().Add(d)
+	for {
+		if err := cond(); err != nil {
+			t.Fatalf("for %s, %s:\n%s", d, what, err)
+		}
+		if time.Now().After(end) || ctx.Err() != nil {
 			return
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(env.Timeouts.Poll):
+		case <-time.After(t.Timeouts.Poll):
 		}
 	}
 }
 
-// stays polls cond for d and fails the first time it returns an error.
-func (env *Env) stays(ctx context.Context, d time.Duration, what string, cond func() error) {
-	env.G.Consistently(func() error { return asProblem(cond()) }).
-		WithContext(ctx).WithTimeout(d).WithPolling(env.Timeouts.Poll).
-		Should(gomega.Succeed(), "for %s, %s", d, what)
+// WaitIdle waits until the controller has shown no work for a moment (a
+// status write's own echo, the second reconcile, has come and gone).
+func (t *T) WaitIdle(ctx context.Context) {
+	t.WaitFor(ctx, t.Timeouts.Converge, "the controller to finish its work", func() error {
+		if quiet, _ := t.activity.quiet(); quiet < 300*time.Millisecond {
+			return fmt.Errorf("the controller is still working (or its metrics cannot be read)")
+		}
+		return nil
+	})
 }
 
-// idleTracker measures how long the controller's metrics have shown no work.
-type idleTracker struct {
-	env   *Env
-	last  ctrlproc.Metrics
-	since time.Time
+// explainWait adds the cause of a failed wait from the evidence: what the
+// check last did, and what the controller did after it.
+func (t *T) explainWait() {
+	action, ok := t.Record.LastAction(time.Now())
+	if !ok {
+		return
+	}
+	events := t.Evidence()
+	tl := evidence.TallyAfter(events, action.At, "")
+	if tl.Reconciles == 0 {
+		t.Cause("%s", noReconcileCause(action))
+		return
+	}
+	t.Cause("%s", didReconcileCause(action, tl))
 }
 
-func (t *idleTracker) idleFor(ctx context.Context) time.Duration {
-	m, err := t.env.Controller.Metrics(ctx)
-	now := time.Now()
-	switch {
-	case err != nil || !m.Idle():
-		t.since = time.Time{} // busy, or unknown: keep waiting
-	case t.since.IsZero() || m.ReconcileTotal != t.last.ReconcileTotal:
-		t.since = now
+// noReconcileCause is the learner's conclusion when nothing followed an action.
+func noReconcileCause(action evidence.Event) string {
+	after := "no reconcile followed " + action.Text
+	switch action.Trigger {
+	case evidence.ServiceCreated, evidence.ServiceDeleted:
+		return after + ": nothing enqueues EdgeRoutes when a Service changes. Owns() only sees Services whose " +
+			"ownerReference points at an EdgeRoute, and the user's Service has none: watch Services with Watches(...) " +
+			"and a map function to the EdgeRoutes that name them"
+	case evidence.RouteCreated, evidence.RouteEdited, evidence.RouteDeleted:
+		return after + ": the controller does not react to EdgeRoute events (For(&netv1.EdgeRoute{}) in " +
+			"SetupWithManager, and no predicate that drops this event?)"
+	case evidence.Restarted:
+		return after + ": the new process reconciled nothing (did it start its manager?)"
+	case evidence.ProxyChanged:
+		return after + ": a change at the proxy is not an event; only a retry that is still pending (return the " +
+			"push's error) brings the controller back"
+	default:
+		return after
 	}
-	t.last = m
-	if t.since.IsZero() {
-		return 0
+}
+
+func didReconcileCause(action evidence.Event, tl evidence.Tally) string {
+	s := fmt.Sprintf("after %s the controller reconciled %d times (%s), pushed %d times (%d refused), withdrew %d times",
+		action.Text, tl.Reconciles, resultList(tl.ByResult), tl.Pushes, tl.NACKs, tl.Withdraws)
+	if tl.LastStatus == nil {
+		return s + " and wrote no status"
 	}
-	return now.Sub(t.since)
+	return fmt.Sprintf("%s and wrote status %d times; the last write: %s", s, tl.StatusWrites, tl.LastStatus.Text)
+}
+
+// Did records an action of the check on the world: the trigger the causes
+// start from.
+func (t *T) Did(trigger evidence.Trigger, object, format string, args ...any) {
+	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Action, Trigger: trigger, Object: object,
+		Text: fmt.Sprintf(format, args...)})
 }

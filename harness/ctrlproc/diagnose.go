@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // Finding is one thing the harness could tell about why the controller
@@ -25,6 +27,9 @@ type Snapshot struct {
 	Log      []string // the lines to search (usually since the check started)
 	Metrics  *Metrics // nil when they could not be scraped
 	Metrics2 *Metrics // a second scrape a moment later, to tell a hang; may be nil
+	// Role is what the controller's ClusterRole grants (generated from its
+	// RBAC markers): a forbidden request is judged against it.
+	Role []rbacv1.PolicyRule
 }
 
 // Diagnose turns the controller's state into findings, most telling first.
@@ -56,15 +61,16 @@ func Diagnose(s Snapshot) []Finding {
 	seen := map[string]bool{}
 	for _, line := range s.Log {
 		m := forbiddenRE.FindStringSubmatch(line)
-		if m == nil || seen[m[2]+"/"+m[3]] {
+		if m == nil || seen[m[1]+" "+m[2]+"/"+m[3]] {
 			continue
 		}
-		seen[m[2]+"/"+m[3]] = true
-		group := m[3]
+		seen[m[1]+" "+m[2]+"/"+m[3]] = true
+		out = append(out, forbidden(m[1], m[2], m[3], s.Role))
+	}
+	if line := first(s.Log, "the server could not find the requested resource"); line != "" && strings.Contains(strings.ToLower(line), "status") {
 		out = append(out, Finding{
-			Cause: fmt.Sprintf("the controller is forbidden to %s %q in API group %q: its ClusterRole lacks it", m[1], m[2], group),
-			Hint: fmt.Sprintf("add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=%s,resources=%s,verbs=get;list;watch (the harness regenerates the role from markers)",
-				quoteEmpty(group), m[2]),
+			Cause: "writing the status failed with NotFound: the CRD has no status subresource",
+			Hint:  "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers)",
 		})
 	}
 	if !s.Exited && first(s.Log, "timed out waiting for cache to be synced") != "" {
@@ -105,4 +111,62 @@ func quoteEmpty(group string) string {
 		return `""`
 	}
 	return group
+}
+
+// forbidden explains a refused request: which call, and whether the fix is
+// a marker or a different call.
+func forbidden(verb, resource, group string, role []rbacv1.PolicyRule) Finding {
+	main, sub, _ := strings.Cut(resource, "/")
+	call := callFor(verb, sub)
+	if sub == "" && (verb == "update" || verb == "patch") && grants(role, group, main+"/status", verb) {
+		return Finding{
+			Cause: fmt.Sprintf("the controller is forbidden to %s %q in API group %q (%s on the object itself): its role grants %s on %s/status only, as it should",
+				verb, resource, group, call, verb, main),
+			Hint: "write status through the status subresource: r.Status().Update(ctx, &er) or r.Status().Patch(...), not r.Update; no RBAC marker is missing",
+		}
+	}
+	verbs := verb
+	if verb == "get" || verb == "list" || verb == "watch" {
+		verbs = "get;list;watch" // a watch needs all three
+	}
+	return Finding{
+		Cause: fmt.Sprintf("the controller is forbidden to %s %q in API group %q (%s): its ClusterRole lacks it", verb, resource, group, call),
+		Hint: fmt.Sprintf("add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=%s,resources=%s,verbs=%s (the harness regenerates the role from markers)",
+			quoteEmpty(group), resource, verbs),
+	}
+}
+
+// callFor names the client call behind a verb.
+func callFor(verb, subresource string) string {
+	prefix := "r."
+	if subresource == "status" {
+		prefix = "r.Status()."
+	}
+	switch verb {
+	case "list", "watch":
+		return "a watch or a List: the cache lists and watches what the controller reads"
+	case "get":
+		return "r.Get, or the cache behind it"
+	default:
+		return prefix + strings.ToUpper(verb[:1]) + verb[1:]
+	}
+}
+
+// grants reports whether the rules allow verb on resource in group.
+func grants(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	for _, r := range rules {
+		if has(r.APIGroups, group) && has(r.Resources, resource) && has(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func has(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x || s == "*" {
+			return true
+		}
+	}
+	return false
 }

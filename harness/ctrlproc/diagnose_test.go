@@ -3,6 +3,8 @@ package ctrlproc
 import (
 	"strings"
 	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 func TestDiagnose(t *testing.T) {
@@ -62,6 +64,57 @@ func TestDiagnose(t *testing.T) {
 				if !strings.Contains(all, w) {
 					t.Errorf("findings lack %q:\n%s", w, all)
 				}
+			}
+		})
+	}
+}
+
+func TestForbiddenSaysWhetherTheFixIsAMarkerOrADifferentCall(t *testing.T) {
+	role := []rbacv1.PolicyRule{
+		{APIGroups: []string{"net.10xdev.io"}, Resources: []string{"edgeroutes"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"net.10xdev.io"}, Resources: []string{"edgeroutes/status"}, Verbs: []string{"get", "update", "patch"}},
+	}
+	tests := []struct {
+		name string
+		line string
+		want []string
+		not  string
+	}{
+		{
+			name: "an update of the object where only status is granted is the wrong call",
+			line: `E1202 "Reconciler error" err="edgeroutes.net.10xdev.io \"a\" is forbidden: User \"gw10-controller\" cannot update resource \"edgeroutes\" in API group \"net.10xdev.io\" in the namespace \"ns\""`,
+			want: []string{"r.Update", "status subresource", "r.Status().Update", "no RBAC marker is missing"},
+			not:  "add the RBAC marker",
+		},
+		{
+			name: "a missing verb on services is a marker",
+			line: `E1202 reflector.go:200] "Failed to watch" err="failed to list *v1.Service: services is forbidden: User \"gw10-controller\" cannot list resource \"services\" in API group \"\" at the cluster scope"`,
+			want: []string{"forbidden to list \"services\"", `groups="",resources=services,verbs=get;list;watch`},
+		},
+		{
+			name: "a status update without the marker is a marker with the verb",
+			line: `cannot update resource \"edgeroutes/status\" in API group \"net.10xdev.io\"`,
+			want: []string{"r.Status().Update", "resources=edgeroutes/status,verbs=update"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var text []string
+			r := role
+			if strings.Contains(tt.line, "edgeroutes/status") {
+				r = role[:1]
+			}
+			for _, f := range Diagnose(Snapshot{Log: []string{tt.line}, Role: r}) {
+				text = append(text, f.Cause+" | "+f.Hint)
+			}
+			all := strings.Join(text, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("findings lack %q:\n%s", w, all)
+				}
+			}
+			if tt.not != "" && strings.Contains(all, tt.not) {
+				t.Errorf("findings say %q:\n%s", tt.not, all)
 			}
 		})
 	}

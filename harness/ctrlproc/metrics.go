@@ -13,7 +13,10 @@ import (
 // Metrics are the controller-runtime figures the checks and the diagnosis use,
 // summed over every controller in the process.
 type Metrics struct {
-	ReconcileTotal  float64 // controller_runtime_reconcile_total
+	ReconcileTotal float64 // controller_runtime_reconcile_total
+	// ByResult splits ReconcileTotal by its result label: success, error,
+	// requeue, requeue_after.
+	ByResult        map[string]float64
 	ReconcileErrors float64 // controller_runtime_reconcile_errors_total
 	Panics          float64 // controller_runtime_reconcile_panics_total
 	ActiveWorkers   float64 // controller_runtime_active_workers
@@ -44,6 +47,7 @@ func (p *Process) Scrape(ctx context.Context) (Metrics, error) {
 	}
 	return Metrics{
 		ReconcileTotal:  sum(families["controller_runtime_reconcile_total"]),
+		ByResult:        byLabel(families["controller_runtime_reconcile_total"], "result"),
 		ReconcileErrors: sum(families["controller_runtime_reconcile_errors_total"]),
 		Panics:          sum(families["controller_runtime_reconcile_panics_total"]),
 		ActiveWorkers:   sum(families["controller_runtime_active_workers"]),
@@ -67,4 +71,20 @@ func sum(mf *dto.MetricFamily) float64 {
 		}
 	}
 	return total
+}
+
+// byLabel sums a family's samples by the value of one label.
+func byLabel(mf *dto.MetricFamily, label string) map[string]float64 {
+	out := map[string]float64{}
+	if mf == nil {
+		return out
+	}
+	for _, m := range mf.GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == label {
+				out[lp.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }

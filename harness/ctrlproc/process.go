@@ -84,9 +84,6 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 	return p, nil
 }
 
-// PID of the process.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
 // Exited reports whether the process has ended, and how.
 func (p *Process) Exited() (bool, string) {
 	select {
@@ -99,9 +96,6 @@ func (p *Process) Exited() (bool, string) {
 
 // StoppedOnPurpose reports whether the harness stopped it (Stop or Kill).
 func (p *Process) StoppedOnPurpose() bool { return p.onPurpose.Load() }
-
-// Done is closed when the process ends.
-func (p *Process) Done() <-chan struct{} { return p.done }
 
 // WaitReady polls /readyz until it answers 200, the process exits, or timeout.
 func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
@@ -173,16 +167,22 @@ func freePort() (string, error) {
 }
 
 // Log keeps the controller's output: all of it in a file, the recent lines
-// in memory for failure reports.
+// with the time they arrived in memory, for failure reports and evidence.
 type Log struct {
 	mu    sync.Mutex
-	lines []string
+	lines []Line
 	file  *os.File
 	echo  io.Writer // non-nil with -v: stream lines as they come
 }
 
+// Line is one line of the controller's output and when it arrived.
+type Line struct {
+	At   time.Time
+	Text string
+}
+
 // maxLines bounds the in-memory log.
-const maxLines = 5000
+const maxLines = 20000
 
 // NewLog writes to path (created) and, if echo is non-nil, streams there too.
 func NewLog(path string, echo io.Writer) (*Log, error) {
@@ -211,7 +211,7 @@ func (l *Log) Mark(line string) { l.add(line) }
 func (l *Log) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lines = append(l.lines, line)
+	l.lines = append(l.lines, Line{At: time.Now(), Text: line})
 	if len(l.lines) > maxLines {
 		l.lines = l.lines[len(l.lines)-maxLines:]
 	}
@@ -225,8 +225,21 @@ func (l *Log) add(line string) {
 func (l *Log) Last(n int) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.lines) > n {
-		return append([]string(nil), l.lines[len(l.lines)-n:]...)
+	from := max(0, len(l.lines)-n)
+	out := make([]string, 0, len(l.lines)-from)
+	for _, ln := range l.lines[from:] {
+		out = append(out, ln.Text)
 	}
-	return append([]string(nil), l.lines...)
+	return out
+}
+
+// Since returns the lines that arrived at or after t.
+func (l *Log) Since(t time.Time) []Line {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := len(l.lines)
+	for i > 0 && !l.lines[i-1].At.Before(t) {
+		i--
+	}
+	return append([]Line(nil), l.lines[i:]...)
 }

@@ -6,6 +6,8 @@
 //	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
 //	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent
 //	GET    /v1/routes                                -> JSON table
+//
+// While "down", PUT and DELETE get no answer: the connection is closed.
 package proxy
 
 import (
@@ -49,6 +51,18 @@ type Event struct {
 // ACKed reports whether a PUT was accepted.
 func (e Event) ACKed() bool { return e.Method == http.MethodPut && e.Status/100 == 2 }
 
+// Answer says in a few words what the proxy answered.
+func (e Event) Answer() string {
+	switch {
+	case e.Status == 0:
+		return "unreachable: connection closed without an answer"
+	case e.Reason != "":
+		return fmt.Sprintf("%d %s", e.Status, e.Reason)
+	default:
+		return fmt.Sprintf("%d", e.Status)
+	}
+}
+
 // Server is the stand-in. Its zero value is not usable: call Start.
 type Server struct {
 	srv *http.Server
@@ -59,6 +73,7 @@ type Server struct {
 	events   []Event
 	nack     map[Key]string
 	ackDelay time.Duration
+	down     bool
 }
 
 // Start listens on a loopback port and serves until Close.
@@ -105,6 +120,14 @@ func (s *Server) SetNACK(key Key, reason string) {
 	s.nack[key] = reason
 }
 
+// SetDown makes the proxy unreachable (every request's connection is closed
+// without an answer, as a crashed proxy's would be) or reachable again.
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
 // SetACKDelay holds every answer to a PUT for d before sending it.
 func (s *Server) SetACKDelay(d time.Duration) {
 	s.mu.Lock()
@@ -141,6 +164,19 @@ func (s *Server) Clear() {
 	s.routes = map[Key]Route{}
 }
 
+// EventsIn returns the requests for routes of namespace, oldest first.
+func (s *Server) EventsIn(namespace string) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Event
+	for _, e := range s.events {
+		if e.Key.Namespace == namespace {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Events returns the requests answered for key, oldest first.
 func (s *Server) Events(key Key) []Event {
 	s.mu.Lock()
@@ -158,8 +194,39 @@ func keyOf(r *http.Request) Key {
 	return Key{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
 }
 
+// hangUp closes the connection without an answer while the proxy is down,
+// and records the attempt.
+func (s *Server) hangUp(w http.ResponseWriter, r *http.Request, received time.Time) bool {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if !down {
+		return false
+	}
+	ev := Event{Method: r.Method, Key: keyOf(r), Received: received, Answered: time.Now()}
+	if r.Method == http.MethodPut {
+		route := Route{}
+		if json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&route) == nil {
+			ev.Route = &route
+		}
+	}
+	s.mu.Lock()
+	s.events = append(s.events, ev)
+	s.mu.Unlock()
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return true
+		}
+	}
+	panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+}
+
 func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
+	if s.hangUp(w, r, received) {
+		return
+	}
 	key := keyOf(r)
 	var route Route
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
@@ -193,6 +260,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	if s.hangUp(w, r, time.Now()) {
+		return
+	}
 	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
 	s.mu.Lock()
 	if _, ok := s.routes[ev.Key]; !ok {

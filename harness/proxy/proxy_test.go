@@ -88,3 +88,30 @@ func TestACKDelayHoldsTheAnswer(t *testing.T) {
 		t.Fatal("Clear left routes")
 	}
 }
+
+func TestDownClosesTheConnectionAndRecordsTheAttempt(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	route := Route{Hostname: "shop.example.com", Prefix: "/", Service: "web", Port: 8080, Generation: 1}
+	s.SetDown(true)
+	b, _ := json.Marshal(route)
+	req, _ := http.NewRequest(http.MethodPut, s.URL()+"/v1/routes/shop/web", bytes.NewReader(b))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("PUT while down answered %d, want a transport error", resp.StatusCode)
+	}
+	if _, ok := s.Route(Key{"shop", "web"}); ok {
+		t.Fatal("a push while down was stored")
+	}
+	evs := s.EventsIn("shop")
+	if len(evs) == 0 || evs[0].Status != 0 || evs[0].Route == nil || evs[0].Answer() == "" {
+		t.Fatalf("the attempt was not recorded as unanswered: %+v", evs)
+	}
+	s.SetDown(false)
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+		t.Fatalf("PUT after up = %d, want 204", code)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/10xdev/gw10/harness/evidence"
 )
 
 // SchemaVersion of the JSON report; bump it on incompatible changes.
@@ -61,6 +63,9 @@ type CheckResult struct {
 	Hint     string   `json:"hint,omitempty"`
 	Doc      string   `json:"doc,omitempty"`
 	Logs     []string `json:"logs,omitempty"` // the controller's last log lines
+	// Evidence is everything the harness saw during the check, in time
+	// order: for the causes and the timeline (not in the JSON report).
+	Evidence []evidence.Event `json:"-"`
 }
 
 // Summary counts the results.

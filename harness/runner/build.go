@@ -38,7 +38,7 @@ func build(ctx context.Context, opts Options, dir string) (string, error) {
 	cmd.Env = append(os.Environ(), opts.GoEnv...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("the controller does not compile (go build ./cmd in %s):\n%s", opts.StepName, relPaths(string(out), opts))
+		return "", fmt.Errorf("the controller does not compile (go build ./cmd in %s):\n%s", opts.Label, relPaths(string(out), opts))
 	}
 	return bin, nil
 }
@@ -47,16 +47,40 @@ var goFileRE = regexp.MustCompile(`(?m)^(\./)?([\w./-]+\.go:\d+)`)
 
 // relPaths prefixes the compiler's module-relative file names with the
 // step's name, so that "internal/controller/x.go:12:3" reads
-// "step01/internal/controller/x.go:12:3" from the workbook root.
+// "<step>/internal/controller/x.go:12:3" from the workbook root.
 func relPaths(out string, opts Options) string {
-	if opts.StepName == "" {
+	if opts.Label == "" {
 		return out
 	}
 	return goFileRE.ReplaceAllStringFunc(out, func(m string) string {
 		m = strings.TrimPrefix(m, "./")
-		if strings.HasPrefix(m, "/") || strings.HasPrefix(m, opts.StepName+"/") {
+		if strings.HasPrefix(m, "/") || strings.HasPrefix(m, opts.Label+"/") {
 			return m
 		}
-		return opts.StepName + "/" + m
+		return opts.Label + "/" + m
 	})
+}
+
+// unitStage runs the step's unit tests (no cluster needed) before the
+// cluster stage. A failure is reported, and the checks still run: they say
+// more about the controller than a red unit test alone.
+func (r *run) unitStage(ctx context.Context) bool {
+	if r.opts.Step.UnitTests == "" || r.opts.partial() {
+		return true
+	}
+	r.stage(ctx, "unit tests", func() error { return unitTests(ctx, r.opts) })
+	return ctx.Err() == nil
+}
+
+// unitTests runs `go test -run <pattern> <package>` in the step module.
+func unitTests(ctx context.Context, opts Options) error {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
+	cmd.Dir = opts.StepDir
+	cmd.Env = append(os.Environ(), opts.GoEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go test -run '%s' %s in %s:\n%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
+			relPaths(strings.TrimSpace(string(out)), opts))
+	}
+	return nil
 }

@@ -13,45 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
-	"github.com/10xdev/gw10/harness/ctrlproc"
 )
-
-// Scheme holds the types the harness reads and writes as typed objects.
-func Scheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// adminClient is the harness's client of the cluster, made once the cluster is up.
-func (r *run) adminClient() (client.WithWatch, error) {
-	if r.admin != nil {
-		return r.admin, nil
-	}
-	s, err := Scheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.NewWithWatch(r.backend.Admin(), client.Options{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("creating a client of the cluster: %w", err)
-	}
-	r.admin = c
-	return c, nil
-}
 
 // CRDsOf reads the CRDs the step generated.
 func CRDsOf(stepDir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -155,11 +122,13 @@ func (r *run) installCRD(ctx context.Context) error {
 	if err == nil && outlives {
 		// The controller under test watches every namespace.
 		ers := &unstructured.UnstructuredList{}
-		ers.SetGroupVersionKind(checks.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
-		if c.List(ctx, ers) == nil && len(ers.Items) > 0 {
-			r.note(fmt.Sprintf("the cluster already has %d EdgeRoute(s); the controller under test will reconcile them too,\n"+
-				"        so their status may change. Stop any other controller of EdgeRoutes (make run) while the checks run.",
-				len(ers.Items)))
+		for _, gvk := range r.opts.Step.Cleanup {
+			ers.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if c.List(ctx, ers) == nil && len(ers.Items) > 0 {
+				r.note(fmt.Sprintf("the cluster already has %d %s(s); the controller under test will reconcile them too,\n"+
+					"        so their status may change. Stop any other controller of them (make run) while the checks run.",
+					len(ers.Items), gvk.Kind))
+			}
 		}
 	}
 	if outlives {
@@ -230,48 +199,6 @@ func (r *run) identity(ctx context.Context) error {
 	if err := os.WriteFile(path, kc, 0o600); err != nil {
 		return fmt.Errorf("writing the controller's kubeconfig: %w", err)
 	}
-	r.ctrl = &controller{cfg: ctrlproc.Config{Kubeconfig: path, LogFile: filepath.Join(r.dir, "controller.log")}}
+	r.kubeconfig, r.role = path, role.Rules
 	return nil
-}
-
-// controllerReadyTimeout bounds the wait for the controller's /readyz.
-const controllerReadyTimeout = time.Minute
-
-func (r *run) startController(ctx context.Context, binary string) error {
-	var echo = r.opts.Out
-	if !r.opts.Verbose {
-		echo = nil
-	}
-	log, err := ctrlproc.NewLog(r.ctrl.cfg.LogFile, echo)
-	if err != nil {
-		return err
-	}
-	r.onTeardown(func() { _ = log.Close() })
-	r.ctrl.cfg.Binary = binary
-	r.ctrl.cfg.DataplaneURL = r.proxy.URL()
-	r.ctrl.log = log
-	r.ctrl.ready = controllerReadyTimeout
-	r.onTeardown(func() {
-		if p := r.ctrl.current(); p != nil {
-			p.Stop(5 * time.Second)
-		}
-	})
-	if err := r.ctrl.Start(ctx); err != nil {
-		return fmt.Errorf("%w\n%s", err, describeStartFailure(r.ctrl, r.opts.LogLines))
-	}
-	return nil
-}
-
-func describeStartFailure(c *controller, n int) string {
-	lines := c.log.Last(n)
-	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines})
-	out := ""
-	for _, f := range findings[1:] { // the first is the exit itself, already said
-		out += "cause: " + f.Cause + "\nhint:  " + f.Hint + "\n"
-	}
-	out += "controller log (last lines):\n"
-	for _, l := range lines {
-		out += "  | " + l + "\n"
-	}
-	return out
 }

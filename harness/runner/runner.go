@@ -7,7 +7,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,26 +15,32 @@ import (
 	"sync"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
-	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/proxy"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
 )
 
 // Options configure a run.
 type Options struct {
 	// Root is the workbook root (where go.work is): tools are resolved there.
 	Root string
-	// StepDir is the step module to check; StepName labels the report.
-	StepDir  string
-	StepName string
+	// Step is the step's descriptor: its checks, chapter and cleanup.
+	Step step.Step
+	// StepDir is the module to check; empty: the step's learner module.
+	StepDir string
+	// Label names the checked module in reports and compiler messages;
+	// empty: StepDir relative to Root.
+	Label string
+	// Checks are the checks to run; empty: all of the step's.
 	Checks   []checks.Check
-	// Partial says Checks is a selection, not the step's whole list.
-	Partial  bool
 	Timeouts checks.Timeouts
+	// Seed drives the generated sequences; 0 picks one per run.
+	Seed int64
 	// Backend is a started cluster to use and leave running; nil starts an
 	// envtest control plane for this run and stops it at the end.
 	Backend cluster.Backend
@@ -51,6 +56,40 @@ type Options struct {
 	LogLines int
 }
 
+// partial says the checks are a selection, not the step's whole list.
+func (o Options) partial() bool { return len(o.Checks) < len(o.Step.Checks) }
+
+// withDefaults fills in what was left empty.
+func (o Options) withDefaults() Options {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.LogLines == 0 {
+		o.LogLines = 20
+	}
+	if o.Timeouts == (checks.Timeouts{}) {
+		o.Timeouts = checks.DefaultTimeouts()
+	}
+	if o.StepDir == "" {
+		o.StepDir = filepath.Join(o.Root, o.Step.Dir)
+	}
+	if o.Label == "" {
+		o.Label = o.StepDir
+		if rel, err := filepath.Rel(o.Root, o.StepDir); err == nil {
+			o.Label = filepath.ToSlash(rel)
+		}
+	}
+	if len(o.Checks) == 0 {
+		o.Checks = o.Step.Checks
+	}
+	if o.NewBackend == nil {
+		o.NewBackend = func(ctx context.Context, dir string, progress io.Writer) (cluster.Backend, error) {
+			return cluster.NewEnvtestBackend(ctx, dir, progress)
+		}
+	}
+	return o
+}
+
 // runDirPrefix names the per-run directories under $TMPDIR; Sweep finds
 // leftovers of killed runs by it.
 const runDirPrefix = "gw10-run-"
@@ -58,21 +97,8 @@ const runDirPrefix = "gw10-run-"
 // Run runs the pipeline and returns its report. The error is non-nil only
 // when the run was interrupted; failures of the learner's code are in the report.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
-	if opts.Out == nil {
-		opts.Out = io.Discard
-	}
-	if opts.LogLines == 0 {
-		opts.LogLines = 20
-	}
-	if opts.Timeouts == (checks.Timeouts{}) {
-		opts.Timeouts = checks.DefaultTimeouts()
-	}
-	if opts.NewBackend == nil {
-		opts.NewBackend = func(ctx context.Context, dir string, progress io.Writer) (cluster.Backend, error) {
-			return cluster.NewEnvtestBackend(ctx, dir, progress)
-		}
-	}
-	rep := &report.Report{Step: opts.StepName, Started: time.Now(), Cluster: "envtest", Partial: opts.Partial}
+	opts = opts.withDefaults()
+	rep := &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
 	if opts.Backend != nil {
 		rep.Cluster = opts.Backend.Name()
 	}
@@ -99,6 +125,10 @@ type run struct {
 	admin   client.WithWatch // see adminClient
 	proxy   *proxy.Server
 	ctrl    *controller
+	// kubeconfig and role are the controller's identity: its kubeconfig file
+	// and the rules its RBAC markers generated.
+	kubeconfig string
+	role       []rbacv1.PolicyRule
 
 	mu         sync.Mutex // the cluster starts concurrently with the build
 	cleanups   []func()
@@ -120,7 +150,7 @@ func (r *run) pipeline(ctx context.Context) error {
 		return fmt.Errorf("writing run directory owner: %w", err)
 	}
 
-	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.StepName)
+	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.Label)
 	// The control plane starts while the controller builds.
 	clusterDone := make(chan error, 1)
 	go func() { clusterDone <- r.startCluster(ctx) }()
@@ -136,6 +166,7 @@ func (r *run) pipeline(ctx context.Context) error {
 			}
 			return err
 		}) &&
+		r.unitStage(ctx) &&
 		r.stage(ctx, "cluster", waitCluster) &&
 		r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
 		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
@@ -148,13 +179,11 @@ func (r *run) pipeline(ctx context.Context) error {
 			reason = "not run: interrupted"
 		}
 		for _, c := range r.opts.Checks {
-			r.rep.Checks = append(r.rep.Checks, report.CheckResult{
-				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Points: c.Points, Status: report.Skip, Message: reason,
-			})
+			r.rep.Checks = append(r.rep.Checks, r.skipped(c, reason))
 		}
 		return nil
 	}
-	r.runChecks(ctx)
+	r.runAllChecks(ctx)
 	return nil
 }
 
@@ -252,60 +281,4 @@ func Sweep(out io.Writer) {
 			fmt.Fprintf(out, "cleaned up after an interrupted run (%s, %d processes)\n", d, n)
 		}
 	}
-}
-
-var errStopped = errors.New("stopped")
-
-// controller is the handle checks use on the learner's controller process.
-type controller struct {
-	cfg   ctrlproc.Config
-	log   *ctrlproc.Log
-	ready time.Duration
-
-	mu   sync.Mutex
-	proc *ctrlproc.Process // the current process; replaced by Start
-}
-
-func (c *controller) current() *ctrlproc.Process {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.proc
-}
-
-func (c *controller) Start(ctx context.Context) error {
-	p, err := ctrlproc.Start(ctx, c.cfg, c.log)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.proc = p
-	c.mu.Unlock()
-	return p.WaitReady(ctx, c.ready)
-}
-
-func (c *controller) Kill(context.Context) error {
-	p := c.current()
-	if p == nil {
-		return errStopped
-	}
-	p.Kill()
-	return nil
-}
-
-func (c *controller) Metrics(ctx context.Context) (ctrlproc.Metrics, error) {
-	p := c.current()
-	if p == nil {
-		return ctrlproc.Metrics{}, errStopped
-	}
-	return p.Scrape(ctx)
-}
-
-// crashed reports an exit the harness did not cause.
-func (c *controller) crashed() bool {
-	p := c.current()
-	if p == nil {
-		return false
-	}
-	exited, _ := p.Exited()
-	return exited && !p.StoppedOnPurpose()
 }

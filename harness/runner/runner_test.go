@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/tools/txtar"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -29,6 +28,8 @@ import (
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/devcluster"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // root is the workbook root, seen from harness/runner.
@@ -46,6 +47,7 @@ var (
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
+	writeKillTable()
 	if sharedStopper != nil {
 		sharedStopper()
 	}
@@ -116,15 +118,18 @@ func workspaceFor(t *testing.T, dir string) []string {
 	return []string{"GOWORK=" + work}
 }
 
-func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
+// testSeed makes the generated sequences of the tests the same every run.
+const testSeed = 20261202
+
+func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
 	t.Helper()
-	selected, err := checks.Select(checks.Step01(), ids)
+	selected, err := checks.Select(st.Checks, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), Options{
-		Root: root, StepDir: stepDir, StepName: name, Checks: selected,
+		Root: root, Step: st, StepDir: stepDir, Label: name, Checks: selected, Seed: testSeed,
 		Backend: sharedBackend(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
 	})
 	if err != nil {
@@ -134,141 +139,13 @@ func runOn(t *testing.T, stepDir, name string, ids []string, timeouts checks.Tim
 	return rep, out.String()
 }
 
-func TestSolutionPassesEveryCheck(t *testing.T) {
-	rep, out := runOn(t, copyModule(t, filepath.Join(root, "solutions", "step01")), "solutions/step01", nil, passingTimeouts())
-	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
-		t.Fatalf("the reference solution does not pass every check:\n%s", out)
-	}
-}
-
-// mutant is a defect applied to the solution, and the check that must catch it.
-type mutant struct {
-	name      string
-	wantCheck string // the check that must fail
-	wantStage string // or the stage that must fail
-	wantCause string // a substring of the failure's causes, hint or message
-	edits     []edit
-}
-
-type edit struct{ file, old, new string }
-
-func loadMutants(t *testing.T) []mutant {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "mutants", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no mutants in testdata/mutants: %v", err)
-	}
-	var out []mutant
-	for _, f := range files {
-		ar, err := txtar.ParseFile(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		m := mutant{name: strings.TrimSuffix(filepath.Base(f), ".txtar")}
-		sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), ": ")
-			switch k {
-			case "want":
-				m.wantCheck = v
-			case "stage":
-				m.wantStage = v
-			case "cause":
-				m.wantCause = v
+func TestEverySolutionPassesEveryCheck(t *testing.T) {
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) {
+			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.SolutionDir)), st.SolutionDir, nil, passingTimeouts())
+			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
+				t.Fatalf("the reference solution does not pass every check:\n%s", out)
 			}
-		}
-		if len(ar.Files)%2 != 0 {
-			t.Fatalf("%s: files must come in :old/:new pairs", f)
-		}
-		for i := 0; i < len(ar.Files); i += 2 {
-			o, n := ar.Files[i], ar.Files[i+1]
-			file := strings.TrimSuffix(o.Name, ":old")
-			if !strings.HasSuffix(o.Name, ":old") || n.Name != file+":new" {
-				t.Fatalf("%s: want a FILE:old then FILE:new pair, got %s, %s", f, o.Name, n.Name)
-			}
-			m.edits = append(m.edits, edit{file: file, old: string(o.Data), new: string(n.Data)})
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (m mutant) apply(t *testing.T, dir string) {
-	t.Helper()
-	for _, e := range m.edits {
-		path := filepath.Join(dir, e.file)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := strings.Count(string(data), e.old); n != 1 {
-			t.Fatalf("mutant %s: the text to replace occurs %d times in %s (the solution changed? update the mutant):\n%s", m.name, n, e.file, e.old)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// passingTimeouts are for runs that must pass: the learner-facing Settle
-// (2.5 s of controller idleness ends a wait) is made generous, so that a CI
-// machine busy compiling other packages cannot end a wait before a watch
-// event arrives.
-func passingTimeouts() checks.Timeouts {
-	t := checks.DefaultTimeouts()
-	t.Settle = 10 * time.Second
-	return t
-}
-
-// mutantTimeouts shorten the waits: a mutant is expected to fail, and the
-// solution shows the controller reacts in milliseconds. SelfHeal and Quiet
-// keep their values: they are what the checks measure.
-func mutantTimeouts() checks.Timeouts {
-	t := checks.DefaultTimeouts()
-	t.Converge, t.Retry = 10*time.Second, 15*time.Second
-	return t
-}
-
-func TestEveryMutantFailsItsCheck(t *testing.T) {
-	solution := filepath.Join(root, "solutions", "step01")
-	for _, m := range loadMutants(t) {
-		t.Run(m.name, func(t *testing.T) {
-			dir := copyModule(t, solution)
-			m.apply(t, dir)
-			var ids []string
-			if m.wantCheck != "" {
-				ids = []string{m.wantCheck}
-			}
-			rep, out := runOn(t, dir, "mutant-"+m.name, ids, mutantTimeouts())
-			if rep.Summary.OK {
-				t.Fatalf("mutant %s passed: the harness does not catch it\n%s", m.name, out)
-			}
-			text := ""
-			if m.wantStage != "" {
-				for _, st := range rep.Stages {
-					if st.Name == m.wantStage && st.Status == report.Fail {
-						text = st.Detail
-					}
-				}
-				if text == "" {
-					t.Fatalf("mutant %s: stage %s did not fail\n%s", m.name, m.wantStage, out)
-				}
-			} else {
-				var res *report.CheckResult
-				for i := range rep.Checks {
-					if rep.Checks[i].ID == m.wantCheck {
-						res = &rep.Checks[i]
-					}
-				}
-				if res == nil || res.Status != report.Fail {
-					t.Fatalf("mutant %s: check %s did not fail\n%s", m.name, m.wantCheck, out)
-				}
-				text = strings.Join(append(res.Causes, res.Hint, res.Message), "\n")
-			}
-			if !strings.Contains(text, m.wantCause) {
-				t.Fatalf("mutant %s: the failure does not say %q:\n%s", m.name, m.wantCause, out)
-			}
-			t.Logf("mutant %s caught:\n%s", m.name, out)
 		})
 	}
 }
@@ -285,8 +162,9 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if err := os.MkdirAll(runTmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	step := copyModule(t, filepath.Join(root, "solutions", "step01"))
-	cmd := exec.Command(bin, "check", "--root", root, "--step", step)
+	st := steps.Default()
+	step := copyModule(t, filepath.Join(root, st.SolutionDir))
+	cmd := exec.Command(bin, "check", "--root", root, "--step", step, "--step-name", st.Name)
 	cmd.Env = append(os.Environ(), append(workspaceFor(t, step), "TMPDIR="+runTmp)...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = cmd.Stdout
@@ -338,54 +216,63 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-// TestSkeletonRunsAndFailsEveryCheckWithAHint: the pristine skeleton builds,
-// its controller starts and keeps running, and every check fails with a hint.
-func TestSkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
-	rep, out := runOn(t, copyModule(t, filepath.Join(root, "step01")), "step01", nil, checks.DefaultTimeouts())
-	for _, st := range rep.Stages {
-		if st.Status != report.Pass {
-			t.Fatalf("stage %s failed on the pristine skeleton:\n%s", st.Name, out)
-		}
-	}
-	for _, c := range rep.Checks {
-		if c.Status != report.Fail {
-			t.Errorf("check %s is %s on the pristine skeleton, want fail", c.ID, c.Status)
-		}
-		if c.Hint == "" || c.Doc == "" {
-			t.Errorf("check %s failed without a hint or docs anchor", c.ID)
-		}
-		for _, cause := range c.Causes {
-			if strings.Contains(cause, "exited") || strings.Contains(cause, "panicked") {
-				t.Errorf("check %s: the skeleton's controller crashed: %s", c.ID, cause)
+// TestEverySkeletonRunsAndFailsEveryCheckWithAHint: the pristine skeleton
+// builds, its controller starts and keeps running, its unit tests fail, and
+// every check fails with a hint.
+func TestEverySkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) {
+			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.Dir)), st.Dir, nil, checks.DefaultTimeouts())
+			for _, stage := range rep.Stages {
+				wantFail := stage.Name == "unit tests"
+				if (stage.Status == report.Fail) != wantFail {
+					t.Errorf("stage %s is %s on the pristine skeleton", stage.Name, stage.Status)
+				}
 			}
-		}
-	}
-	if t.Failed() {
-		t.Log(out)
+			for _, c := range rep.Checks {
+				if c.Status != report.Fail {
+					t.Errorf("check %s is %s on the pristine skeleton, want fail", c.ID, c.Status)
+				}
+				if c.Hint == "" || c.Doc == "" {
+					t.Errorf("check %s failed without a hint or docs anchor", c.ID)
+				}
+				for _, cause := range c.Causes {
+					if strings.Contains(cause, "exited") || strings.Contains(cause, "panicked") {
+						t.Errorf("check %s: the skeleton's controller crashed: %s", c.ID, cause)
+					}
+				}
+			}
+			if t.Failed() {
+				t.Log(out)
+			}
+		})
 	}
 }
 
 // TestSolutionFilesInTheLearnersModulePass: a learner who writes the
-// solution's code into step01/ gets a green make check.
+// solution's code into the learner's module gets a green make check.
 func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
-	dir := copyModule(t, filepath.Join(root, "solutions", "step01"))
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rewritten := bytes.ReplaceAll(data, []byte("github.com/10xdev/gw10/solutions/step01"), []byte("github.com/10xdev/gw10/step01"))
-		return os.WriteFile(path, rewritten, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, out := runOn(t, dir, "step01", nil, passingTimeouts())
-	if !rep.Summary.OK || rep.Summary.Passed != len(checks.Step01()) {
-		t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) {
+			dir := copyModule(t, filepath.Join(root, st.SolutionDir))
+			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(path, bytes.ReplaceAll(data, []byte(st.SolutionModule), []byte(st.Module)), 0o644)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, out := runStep(t, st, dir, st.Dir, nil, passingTimeouts())
+			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
+				t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
+			}
+		})
 	}
 }
 
@@ -410,12 +297,13 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As `make install` in the step leaves it: the same CRD, already there.
-	step := copyModule(t, filepath.Join(root, "solutions", "step01"))
+	st := steps.Default()
+	step := copyModule(t, filepath.Join(root, st.SolutionDir))
 	crds, err := CRDsOf(step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := Scheme()
+	s, _ := scheme()
 	admin, err := client.New(backend.Admin(), client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
@@ -424,11 +312,10 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 		t.Fatalf("pre-installing the CRD: %v", err)
 	}
 	before := clusterInventory(t, backend)
-	selected := checks.Step01()
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
-		Root: root, StepDir: step, StepName: "solutions/step01",
-		Checks: selected, GoEnv: workspaceFor(t, step), Out: &out, Timeouts: passingTimeouts(),
+		Root: root, Step: st, StepDir: step, Label: st.SolutionDir, Seed: testSeed,
+		GoEnv: workspaceFor(t, step), Out: &out, Timeouts: passingTimeouts(),
 		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
 	})
 	if err != nil {
@@ -455,7 +342,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 // clusterInventory lists what the harness could leave behind.
 func clusterInventory(t *testing.T, b cluster.Backend) string {
 	t.Helper()
-	s, _ := Scheme()
+	s, _ := scheme()
 	c, err := client.New(b.Admin(), client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)

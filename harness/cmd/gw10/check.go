@@ -11,12 +11,16 @@ import (
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
+	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // checkFlags are shared by check and grade.
 type checkFlags struct {
 	root, step, cluster string
+	stepName            string
 	run                 string
+	seed                int64
 	jsonOut, junit, md  string
 	verbose             bool
 	// kind and existing backends
@@ -26,9 +30,11 @@ type checkFlags struct {
 
 func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.root, "root", ".", "the workbook root (where go.work is)")
-	fs.StringVar(&f.step, "step", "step01", "the step module to check, relative to the root")
+	fs.StringVar(&f.step, "step", steps.Default().Dir, "the step module to check, relative to the root: a step or its solution")
+	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.cluster, "cluster", "envtest", "where to run: envtest, kind or existing")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
+	fs.Int64Var(&f.seed, "seed", 0, "the seed of the generated sequences (default: a new one each run, printed on failure)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to this file")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
@@ -80,20 +86,24 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	if !filepath.IsAbs(stepDir) {
 		stepDir = filepath.Join(root, f.step)
 	}
+	st, err := stepOf(root, f)
+	if err != nil {
+		return runner.Options{}, err
+	}
 	if _, err := os.Stat(filepath.Join(stepDir, "go.mod")); err != nil {
-		return runner.Options{}, fmt.Errorf("%s is not a step module (no go.mod): pass STEP=step01 or STEP=solutions/step01", stepDir)
+		return runner.Options{}, fmt.Errorf("%s is not a step module (no go.mod): pass STEP=%s or STEP=%s", stepDir, st.Dir, st.SolutionDir)
 	}
 	var ids []string
 	if f.run != "" {
 		ids = strings.Split(f.run, ",")
 	}
-	selected, err := checks.Select(checks.Step01(), ids)
+	selected, err := checks.Select(st.Checks, ids)
 	if err != nil {
 		return runner.Options{}, err
 	}
 	opts := runner.Options{
-		Root: root, StepDir: stepDir, StepName: filepath.ToSlash(filepath.Clean(f.step)),
-		Checks: selected, Partial: len(ids) > 0, Out: os.Stdout, Verbose: f.verbose,
+		Root: root, Step: st, StepDir: stepDir, Label: filepath.ToSlash(filepath.Clean(f.step)),
+		Checks: selected, Seed: f.seed, Out: os.Stdout, Verbose: f.verbose,
 	}
 	if err := selectBackend(ctx, f, &opts); err != nil {
 		return runner.Options{}, err
@@ -125,4 +135,27 @@ func exitFor(rep *report.Report) error {
 		return nil
 	}
 	return exitError{1}
+}
+
+// stepChecks are the checks of the step the flags name (none when it is not
+// a step of the workbook).
+func stepChecks(f checkFlags) []checks.Check {
+	root, err := filepath.Abs(f.root)
+	if err != nil {
+		return nil
+	}
+	st, err := stepOf(root, f)
+	if err != nil {
+		return nil
+	}
+	return st.Checks
+}
+
+// stepOf is the descriptor of the step the flags name: by --step-name, or
+// by the directory --step.
+func stepOf(root string, f checkFlags) (step.Step, error) {
+	if f.stepName != "" {
+		return steps.Find(f.stepName)
+	}
+	return steps.ForDir(root, f.step)
 }

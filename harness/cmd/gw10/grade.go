@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/grade"
 	"github.com/10xdev/gw10/harness/report"
@@ -92,7 +91,7 @@ func runGrade(ctx context.Context, args []string) error {
 func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Report, error) {
 	if !tree.Grading.Gradable {
 		rep := &report.Report{Step: f.step, Cluster: f.cluster}
-		for _, c := range checks.Step01() {
+		for _, c := range stepChecks(f) {
 			rep.Checks = append(rep.Checks, report.CheckResult{
 				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Points: c.Points, Status: report.Skip,
 				Message: "not run: the submission is not gradable",

@@ -6,22 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/skeleton"
+	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
-// The step 01 pair.
-const (
-	solutionModule = "github.com/10xdev/gw10/solutions/step01"
-	learnerModule  = "github.com/10xdev/gw10/step01"
-)
-
+// runSkeleton regenerates every step's learner module from its solution
+// (or the one --step names).
 func runSkeleton(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
 	root := fs.String("root", ".", "the workbook root")
+	name := fs.String("step", "", "the step to regenerate (default: every step)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -29,28 +26,40 @@ func runSkeleton(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dst := filepath.Join(*root, "step01")
-	tmp, err := os.MkdirTemp(*root, ".step01-skeleton-")
+	for _, st := range steps.All() {
+		if *name != "" && st.Name != *name {
+			continue
+		}
+		if err := regenerate(ctx, *root, st, gen); err != nil {
+			return err
+		}
+		fmt.Printf("%s/ regenerated from %s/\n", st.Dir, st.SolutionDir)
+	}
+	return nil
+}
+
+// regenerate writes the step's skeleton beside it and swaps it in whole, so
+// an error never leaves a half-written learner module.
+func regenerate(ctx context.Context, root string, st step.Step, controllerGen string) error {
+	dst := filepath.Join(root, st.Dir)
+	tmp, err := os.MkdirTemp(root, ".skeleton-")
 	if err != nil {
 		return fmt.Errorf("creating a scratch directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, "step01")
+	out := filepath.Join(tmp, "new")
 	if err := skeleton.Generate(ctx, skeleton.Options{
-		Src: filepath.Join(*root, "solutions", "step01"), Dst: out,
-		FromModule: solutionModule, ToModule: learnerModule, Step: "step01", ControllerGen: gen,
+		Src: filepath.Join(root, st.SolutionDir), Dst: out,
+		FromModule: st.SolutionModule, ToModule: st.Module, Step: st.Name, ControllerGen: controllerGen,
 	}); err != nil {
 		return err
 	}
-	// Swap it in whole, so an error above never leaves a half-written step01/.
-	old := filepath.Join(tmp, "old")
-	if err := os.Rename(dst, old); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("moving the old step01 aside: %w", err)
+	if err := os.Rename(dst, filepath.Join(tmp, "old")); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("moving the old %s aside: %w", st.Dir, err)
 	}
 	if err := os.Rename(out, dst); err != nil {
-		return fmt.Errorf("installing the new step01: %w", err)
+		return fmt.Errorf("installing the new %s: %w", st.Dir, err)
 	}
-	fmt.Println("step01/ regenerated from solutions/step01/")
 	return nil
 }
 
@@ -60,24 +69,30 @@ func runSkeleton(ctx context.Context, args []string) error {
 func runDiff(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	root := fs.String("root", ".", "the workbook root")
-	step := fs.String("step", "step01", "the learner's module")
+	step := fs.String("step", steps.Default().Dir, "the learner's module")
 	against := fs.String("against", "solution", "solution: the learner's module against the solution; skeleton: what the learner changed since the skeleton")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	learner := filepath.Join(*root, *step)
+	st, err := steps.ForDir(*root, learner)
+	if err != nil {
+		abs, _ := filepath.Abs(*root)
+		if st, err = steps.ForDir(abs, learner); err != nil {
+			st = steps.Default() // a learner's copy elsewhere: compare with the newest step
+		}
+	}
 	var d string
-	var err error
 	switch *against {
 	case "solution":
 		d, err = skeleton.Diff(skeleton.DiffOptions{
-			Solution: filepath.Join(*root, "solutions", "step01"), Learner: learner,
-			SolutionLabel: "solutions/step01", LearnerLabel: *step,
-			SolutionModule: solutionModule, LearnerModule: learnerModule, HideMarkers: true,
+			Solution: filepath.Join(*root, st.SolutionDir), Learner: learner,
+			SolutionLabel: st.SolutionDir, LearnerLabel: *step,
+			SolutionModule: st.SolutionModule, LearnerModule: st.Module, HideMarkers: true,
 		})
 	case "skeleton":
 		d, err = skeleton.LearnerDiff(ctx, skeleton.Options{
-			Src: filepath.Join(*root, "solutions", "step01"), FromModule: solutionModule, ToModule: learnerModule, Step: "step01",
+			Src: filepath.Join(*root, st.SolutionDir), FromModule: st.SolutionModule, ToModule: st.Module, Step: st.Name,
 		}, learner, *step)
 	default:
 		return fmt.Errorf("--against %q: want solution or skeleton", *against)
@@ -90,27 +105,5 @@ func runDiff(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Print(d)
-	return nil
-}
-
-func runHint(_ context.Context, args []string) error {
-	all := checks.Step01()
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gw10 hint <check-id>   (make hint ID=<check-id>)")
-		fmt.Fprintln(os.Stderr, "checks:")
-		for _, c := range all {
-			fmt.Fprintf(os.Stderr, "  %-20s %s\n", c.ID, c.Title)
-		}
-		return exitError{2}
-	}
-	c, ok := checks.Find(all, args[0])
-	if !ok {
-		ids := make([]string, len(all))
-		for i, c := range all {
-			ids[i] = c.ID
-		}
-		return fmt.Errorf("no check %q; the checks are: %s", args[0], strings.Join(ids, ", "))
-	}
-	fmt.Printf("%s — %s\nproves: %s\n\n%s\n\nIn short: %s\nMore: %s\n", c.ID, c.Title, c.SeedRef, c.LongHint, c.Hint, c.DocAnchor())
 	return nil
 }

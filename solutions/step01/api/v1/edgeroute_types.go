@@ -14,12 +14,13 @@ type EdgeRouteSpec struct {
 	//gw10:stub
 	//gw10:end
 
-	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain.
+	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain:
+	// lowercase labels of at most 63 characters, no trailing dot, 253 in all.
 	// +required
 	//gw10:begin validation-hostname
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`
 	//gw10:end
 	Hostname string `json:"hostname"`
 

@@ -1,0 +1,163 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+)
+
+// scrapeInterval is how often the controller's metrics are read during a
+// check: often enough to place each reconcile on the timeline.
+const scrapeInterval = 100 * time.Millisecond
+
+// activity follows the controller's work through its metrics: it records
+// every change of the reconcile counters, and tells the waits whether the
+// controller is idle, busy, or waiting on a timer.
+type activity struct {
+	t *T
+
+	mu   sync.Mutex
+	last *ctrlproc.Metrics
+	// changed is when the controller last showed work: a reconcile finished,
+	// or something was queued or running.
+	changed time.Time
+	// timer: the newest reconciles returned an error, Requeue or RequeueAfter,
+	// so a retry is probably waiting in the queue (delayed items are not in
+	// workqueue_depth).
+	timer bool
+	// known: the last scrape succeeded.
+	known bool
+}
+
+// run scrapes until the returned stop is called or ctx ends.
+func (a *activity) run(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(scrapeInterval)
+		defer tick.Stop()
+		for {
+			a.scrape(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (a *activity) scrape(ctx context.Context) {
+	if a.t.Controller == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	m, err := a.t.Controller.Metrics(sctx)
+	cancel()
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.known = false
+		a.changed = now // unknown counts as busy: keep waiting
+		return
+	}
+	a.known = true
+	if a.last == nil {
+		a.changed = now // the baseline: quiet is counted from the first scrape
+	}
+	delta := resultDelta(a.last, &m)
+	a.last = &m
+	if len(delta) > 0 {
+		a.changed = now
+		a.timer = delta["error"]+delta["requeue"]+delta["requeue_after"] > 0
+		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
+		ev.Bad = delta["error"] > 0
+		a.t.Record.Add(ev)
+	}
+	if !m.Idle() {
+		a.changed = now
+	}
+}
+
+// resultDelta is the reconciles finished between two scrapes, by result. A
+// counter that went down means a new process: its counts are all new.
+func resultDelta(prev, cur *ctrlproc.Metrics) map[string]int {
+	out := map[string]int{}
+	restarted := prev == nil
+	if prev != nil {
+		for k, v := range cur.ByResult {
+			if v < prev.ByResult[k] {
+				restarted = true
+			}
+		}
+	}
+	for k, v := range cur.ByResult {
+		d := v
+		if !restarted {
+			d -= prev.ByResult[k]
+		}
+		if prev == nil {
+			d = 0 // the first scrape is the baseline, not activity
+		}
+		if d > 0 {
+			out[k] = int(d)
+		}
+	}
+	return out
+}
+
+func describeDelta(d map[string]int) string {
+	total := 0
+	for _, n := range d {
+		total += n
+	}
+	noun := "reconciles"
+	if total == 1 {
+		noun = "reconcile"
+	}
+	return fmt.Sprintf("%d %s (%s)", total, noun, resultList(d))
+}
+
+// resultList reads "3 success, 1 error".
+func resultList(d map[string]int) string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", d[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// quiet reports how long the controller has shown no work, and whether it
+// may be waiting on a timer. Unknown (no scrape yet, or a failed one) is 0.
+func (a *activity) quiet() (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.known || a.last == nil || a.changed.IsZero() {
+		return 0, a.timer
+	}
+	return time.Since(a.changed), a.timer
+}
+
+// metrics returns the newest scrape, if any.
+func (a *activity) metrics() (ctrlproc.Metrics, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last == nil {
+		return ctrlproc.Metrics{}, false
+	}
+	return *a.last, true
+}

@@ -1,0 +1,202 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/10xdev/gw10/harness/evidence"
+)
+
+// seenVersion is one version of an EdgeRoute as the watch delivered it.
+type seenVersion struct {
+	at         time.Time
+	name       string
+	rv         string
+	generation int64
+	conds      []condition
+}
+
+// apiserverLog keeps every EdgeRoute version seen in the check's namespace.
+type apiserverLog struct {
+	mu       sync.Mutex
+	versions []seenVersion
+}
+
+// recordAPIServer watches the check's EdgeRoutes and Services and records
+// every change, with the moment it arrived: each status write is seen,
+// however briefly a value lasted, which polling cannot.
+func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	t.api = &apiserverLog{}
+
+	routes := &unstructured.UnstructuredList{}
+	routes.SetGroupVersionKind(EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	if w, err := t.Client.Watch(ctx, routes, client.InNamespace(t.Namespace)); err == nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); t.followRoutes(ctx, w) }()
+	} else {
+		t.Logf("could not watch EdgeRoutes in %s: %v", t.Namespace, err)
+	}
+	if w, err := t.Client.Watch(ctx, &corev1.ServiceList{}, client.InNamespace(t.Namespace)); err == nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); t.followServices(ctx, w) }()
+	} else {
+		t.Logf("could not watch Services in %s: %v", t.Namespace, err)
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
+	defer w.Stop()
+	last := map[string]*unstructured.Unstructured{}
+	for {
+		ev, ok := next(ctx, w)
+		if !ok {
+			return
+		}
+		obj, isObj := ev.Object.(*unstructured.Unstructured)
+		if !isObj {
+			continue
+		}
+		now := time.Now()
+		name := obj.GetName()
+		what := "EdgeRoute " + t.Namespace + "/" + name
+		prev := last[name]
+		switch ev.Type {
+		case watch.Added:
+			t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
+				Text: fmt.Sprintf("EdgeRoute %s exists (generation %d)", name, obj.GetGeneration()), Detail: specText(obj)})
+			if len(conditionsOf(obj)) > 0 {
+				t.Record.Add(statusEvent(now, what, name, obj))
+			}
+		case watch.Deleted:
+			t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
+				Text: fmt.Sprintf("EdgeRoute %s is gone from the API", name)})
+			delete(last, name)
+			continue
+		case watch.Modified:
+			for _, e := range routeChange(now, what, name, prev, obj) {
+				t.Record.Add(e)
+			}
+		default:
+			continue
+		}
+		last[name] = obj
+		t.api.mu.Lock()
+		t.api.versions = append(t.api.versions, seenVersion{at: now, name: name, rv: obj.GetResourceVersion(),
+			generation: obj.GetGeneration(), conds: conditionsOf(obj)})
+		t.api.mu.Unlock()
+	}
+}
+
+// routeChange says what changed between two versions of an EdgeRoute.
+func routeChange(now time.Time, what, name string, prev, obj *unstructured.Unstructured) []evidence.Event {
+	var out []evidence.Event
+	if prev == nil {
+		return []evidence.Event{statusEvent(now, what, name, obj)}
+	}
+	if prev.GetGeneration() != obj.GetGeneration() {
+		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
+			Text: fmt.Sprintf("EdgeRoute %s spec changed: generation %d", name, obj.GetGeneration()), Detail: specText(obj)})
+	}
+	if !equality.Semantic.DeepEqual(prev.GetFinalizers(), obj.GetFinalizers()) {
+		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
+			Text: fmt.Sprintf("EdgeRoute %s finalizers [%s]", name, strings.Join(obj.GetFinalizers(), " "))})
+	}
+	if obj.GetDeletionTimestamp() != nil && prev.GetDeletionTimestamp() == nil {
+		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
+			Text: fmt.Sprintf("EdgeRoute %s is being deleted (finalizers hold it)", name)})
+	}
+	ps, _, _ := unstructured.NestedFieldCopy(prev.Object, "status")
+	cs, _, _ := unstructured.NestedFieldCopy(obj.Object, "status")
+	switch {
+	case !equality.Semantic.DeepEqual(ps, cs):
+		out = append(out, statusEvent(now, what, name, obj))
+	case len(out) == 0:
+		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Status, Object: what, Bad: true,
+			Text: fmt.Sprintf("EdgeRoute %s rewritten with nothing changed (resourceVersion %s)", name, obj.GetResourceVersion())})
+	}
+	return out
+}
+
+func statusEvent(now time.Time, what, name string, obj *unstructured.Unstructured) evidence.Event {
+	conds := conditionsOf(obj)
+	parts := make([]string, 0, len(conds))
+	for _, c := range conds {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
+	}
+	text := "status of " + name + ": " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		text = "status of " + name + ": no conditions"
+	}
+	detail, _ := json.MarshalIndent(obj.Object["status"], "", "  ")
+	return evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Status, Object: what,
+		Text: text, Detail: fmt.Sprintf("generation %d, resourceVersion %s\n%s", obj.GetGeneration(), obj.GetResourceVersion(), detail)}
+}
+
+func specText(obj *unstructured.Unstructured) string {
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	b, _ := json.Marshal(spec)
+	return string(b)
+}
+
+func (t *T) followServices(ctx context.Context, w watch.Interface) {
+	defer w.Stop()
+	for {
+		ev, ok := next(ctx, w)
+		if !ok {
+			return
+		}
+		svc, isSvc := ev.Object.(*corev1.Service)
+		if !isSvc {
+			continue
+		}
+		verb := map[watch.EventType]string{watch.Added: "exists", watch.Modified: "changed", watch.Deleted: "is gone"}[ev.Type]
+		if verb == "" {
+			continue
+		}
+		t.Record.Add(evidence.Event{Source: evidence.APIServer, Kind: evidence.Object,
+			Object: "Service " + t.Namespace + "/" + svc.Name, Text: "Service " + svc.Name + " " + verb})
+	}
+}
+
+// firstVersion returns the first version of EdgeRoute name that satisfies ok.
+func (t *T) firstVersion(name string, ok func(seenVersion) bool) (seenVersion, bool) {
+	t.api.mu.Lock()
+	defer t.api.mu.Unlock()
+	for _, v := range t.api.versions {
+		if v.name == name && ok(v) {
+			return v, true
+		}
+	}
+	return seenVersion{}, false
+}
+
+// isTrue matches a version whose condition typ is True.
+func isTrue(typ string) func(seenVersion) bool {
+	return func(v seenVersion) bool {
+		c := findCondition(v.conds, typ)
+		return c != nil && c.Status == "True"
+	}
+}
+
+// next returns the watch's next event, or false once ctx ends or the watch closes.
+func next(ctx context.Context, w watch.Interface) (watch.Event, bool) {
+	select {
+	case <-ctx.Done():
+		return watch.Event{}, false
+	case ev, ok := <-w.ResultChan():
+		return ev, ok
+	}
+}

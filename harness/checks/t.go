@@ -1,0 +1,226 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// Controller is the learner's controller process as checks may drive it.
+type Controller interface {
+	// Kill SIGKILLs it and waits until it is gone.
+	Kill(ctx context.Context) error
+	// Start runs a new process and waits until it is ready.
+	Start(ctx context.Context) error
+	// Metrics scrapes controller-runtime's metrics.
+	Metrics(ctx context.Context) (ctrlproc.Metrics, error)
+	// LogSince returns the controller's log lines since a moment.
+	LogSince(t time.Time) []ctrlproc.Line
+}
+
+// Env is what a check works with; the runner makes one per check.
+type Env struct {
+	Client     client.WithWatch // cluster admin, uncached: assertions never race a cache
+	Proxy      *proxy.Server
+	Controller Controller
+	StepDir    string // the step module, for its samples
+	Namespace  string // created for this check, removed after it
+	Timeouts   Timeouts
+	// Seed drives the checks that generate sequences; 0 picks one.
+	Seed int64
+}
+
+// T is a check's handle, as testing.T is a test's: the environment, the
+// evidence record, and the one way to fail. Fatalf ends the check (it must be
+// called from the check's goroutine); Errorf records a failure and goes on.
+type T struct {
+	Env
+	Record *evidence.Record
+
+	id       string
+	start    time.Time
+	activity *activity
+	api      *apiserverLog
+
+	mu       sync.Mutex
+	failures []string
+	causes   []string
+	notes    []string
+}
+
+// NewT makes the handle for one run of check id.
+func NewT(id string, env Env) *T {
+	t := &T{Env: env, Record: &evidence.Record{}, id: id, start: time.Now()}
+	t.activity = &activity{t: t}
+	return t
+}
+
+// Name is the check's ID.
+func (t *T) Name() string { return t.id }
+
+// Helper is there for gomega and other test libraries; it does nothing.
+func (t *T) Helper() {}
+
+// Errorf records a failure; the check goes on.
+func (t *T) Errorf(format string, args ...any) {
+	msg := strings.TrimSpace(fmt.Sprintf(format, args...))
+	t.mu.Lock()
+	t.failures = append(t.failures, msg)
+	t.mu.Unlock()
+	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Expectation, Text: firstLine(msg), Detail: msg, Bad: true})
+}
+
+// Fatalf records a failure and ends the check.
+func (t *T) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	t.FailNow()
+}
+
+// FailNow ends the check (runtime.Goexit, as testing.T does).
+func (t *T) FailNow() { runtime.Goexit() }
+
+// Failed reports whether the check has failed.
+func (t *T) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.failures) > 0
+}
+
+// Logf puts a note on the record and in the result.
+func (t *T) Logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	t.mu.Lock()
+	t.notes = append(t.notes, msg)
+	t.mu.Unlock()
+	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Note, Text: msg})
+}
+
+// Cause adds what the evidence says about a failure: shown as "cause:".
+func (t *T) Cause(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.causes {
+		if c == msg {
+			return
+		}
+	}
+	t.causes = append(t.causes, msg)
+}
+
+// Expect is gomega's Expect failing this check.
+func (t *T) Expect(actual any, extra ...any) types.Assertion {
+	return gomega.NewWithT(t).Expect(actual, extra...)
+}
+
+// Must ends the check when err is not nil, saying what was being done: for
+// the harness's own requests, whose failure is not the learner's.
+func (t *T) Must(err error, what string, args ...any) {
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
+}
+
+// Outcome is what a run of a check came to.
+type Outcome struct {
+	Failed   bool
+	Message  string   // the failures, in order
+	Causes   []string // drawn from the evidence
+	Notes    []string
+	Started  time.Time
+	Evidence []evidence.Event // everything seen, in time order
+}
+
+// Execute runs the check on its own goroutine, with the API server and the
+// controller recorded, and returns its outcome once it has ended: by
+// returning, by Fatalf, or by ctx ending (the check's own timeout, an exit of
+// the controller, Ctrl-C). A panic in the check is a harness bug and says so.
+func Execute(ctx context.Context, chk Check, t *T) Outcome {
+	stopWatch := t.recordAPIServer(ctx)
+	stopScrape := t.activity.run(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if rec := recover(); rec != nil {
+				t.Errorf("the harness's check %s panicked (a harness bug, please report it): %v", chk.ID, rec)
+			}
+		}()
+		chk.Run(ctx, t)
+	}()
+	<-done
+	stopScrape()
+	stopWatch()
+	t.mu.Lock()
+	out := Outcome{
+		Failed:  len(t.failures) > 0,
+		Message: strings.Join(t.failures, "\n"),
+		Causes:  append([]string(nil), t.causes...),
+		Notes:   append([]string(nil), t.notes...),
+		Started: t.start,
+	}
+	t.mu.Unlock()
+	out.Evidence = t.Evidence()
+	return out
+}
+
+// Evidence is the record with the proxy's events and the controller's log
+// lines about the check's namespace merged in, in time order.
+func (t *T) Evidence() []evidence.Event {
+	rec := &evidence.Record{}
+	for _, ev := range t.Record.Events() {
+		rec.Add(ev)
+	}
+	if t.Proxy != nil {
+		for _, pe := range t.Proxy.EventsIn(t.Namespace) {
+			rec.Add(proxyEvent(pe))
+		}
+	}
+	if t.Controller != nil {
+		for _, l := range t.Controller.LogSince(t.start) {
+			if strings.Contains(l.Text, t.Namespace) || strings.HasPrefix(l.Text, "--- controller") {
+				rec.Add(evidence.Event{At: l.At, Source: evidence.Controller, Kind: evidence.Log,
+					Text: ctrlproc.Shorten(l.Text, 140), Detail: l.Text, Bad: ctrlproc.IsErrorLine(l.Text)})
+			}
+		}
+	}
+	return rec.Events()
+}
+
+func proxyEvent(pe proxy.Event) evidence.Event {
+	ev := evidence.Event{At: pe.Received, End: pe.Answered, Source: evidence.Proxy, Object: "EdgeRoute " + pe.Key.String()}
+	switch {
+	case pe.Method == "PUT":
+		ev.Kind = evidence.Push
+		if pe.Route != nil {
+			ev.Detail = fmt.Sprintf("hostname=%s prefix=%s service=%s port=%d generation=%d",
+				pe.Route.Hostname, pe.Route.Prefix, pe.Route.Service, pe.Route.Port, pe.Route.Generation)
+		}
+		if pe.ACKed() {
+			ev.Text = fmt.Sprintf("push %s ACKed", pe.Key.Name)
+		} else {
+			ev.Text, ev.Bad = fmt.Sprintf("push %s refused: %s", pe.Key.Name, pe.Answer()), true
+		}
+	default:
+		ev.Kind = evidence.Withdraw
+		ev.Text = fmt.Sprintf("withdraw %s (%s)", pe.Key.Name, pe.Answer())
+		ev.Bad = pe.Status == 0
+	}
+	return ev
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// skipped is the result of a check that did not run, and why.
+func (r *run) skipped(chk checks.Check, why string) report.CheckResult {
+	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Points: chk.Points,
+		Doc: r.opts.Step.DocAnchor(chk.ID), Status: report.Skip, Message: why}
+}
+
+// runAllChecks runs the selected checks in order, each in a namespace of its own.
+func (r *run) runAllChecks(ctx context.Context) {
+	c, err := r.adminClient()
+	if err != nil {
+		for _, chk := range r.opts.Checks {
+			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, err.Error()))
+		}
+		return
+	}
+	if r.backend.Outlives() {
+		// Wait for the check namespaces to go, finishing them where no
+		// namespace controller will (the dev cluster).
+		r.onTeardown(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cluster.FinishNamespaces(ctx, c, r.namespaces)
+		})
+	}
+	fmt.Fprintln(r.opts.Out)
+	for _, chk := range r.opts.Checks {
+		if ctx.Err() != nil {
+			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: interrupted"))
+			continue
+		}
+		res := r.runCheck(ctx, c, chk)
+		r.rep.Checks = append(r.rep.Checks, res)
+		mark := strings.ToUpper(string(res.Status))
+		fmt.Fprintf(r.opts.Out, "  %s %-20s %6s  %s\n", mark, chk.ID, res.Duration, chk.Title)
+	}
+}
+
+// runCheck runs one check: its namespace, the controller alive (restarted
+// as a Deployment would if it had exited), the check under its timeout, and
+// the diagnosis when it fails.
+func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check) report.CheckResult {
+	res := report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Points: chk.Points, Doc: r.opts.Step.DocAnchor(chk.ID)}
+	start := time.Now()
+	var restarted string
+	if exited, how := r.ctrl.current().Exited(); exited {
+		restarted = "the controller had exited (" + how + ") and was restarted for this check"
+		if err := r.ctrl.Start(ctx); err != nil {
+			res.Status, res.Duration = report.Fail, report.Since(start)
+			res.Message = "the controller could not be started again: " + err.Error()
+			r.diagnose(ctx, &res, chk, start)
+			return res
+		}
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, r.opts.Timeouts.Check)
+	defer cancel()
+	ns, err := r.createNamespace(checkCtx, c, chk.ID)
+	if err != nil {
+		res.Status, res.Duration, res.Message = report.Fail, report.Since(start), err.Error()
+		if ctx.Err() != nil {
+			res.Status, res.Message = report.Skip, "not run: interrupted"
+		}
+		return res
+	}
+	defer r.deleteNamespace(c, ns)
+	stopWatching := r.endOnCrash(checkCtx, cancel)
+	defer stopWatching()
+
+	t := checks.NewT(chk.ID, checks.Env{
+		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
+		Namespace: ns, Timeouts: r.opts.Timeouts, Seed: r.opts.Seed,
+	})
+	out := checks.Execute(checkCtx, chk, t)
+	res.Duration = report.Since(start)
+	res.Evidence = out.Evidence
+	switch {
+	case ctx.Err() != nil:
+		res.Status, res.Message = report.Skip, "not run to the end: interrupted"
+		return res
+	case !out.Failed:
+		res.Status, res.Earned = report.Pass, chk.Points
+		return res
+	}
+	res.Status, res.Message, res.Causes = report.Fail, out.Message, out.Causes
+	if checkCtx.Err() == context.DeadlineExceeded {
+		res.Message = fmt.Sprintf("the check did not finish within %s\n%s", r.opts.Timeouts.Check, res.Message)
+	}
+	if restarted != "" {
+		res.Causes = append(res.Causes, restarted)
+	}
+	r.diagnose(ctx, &res, chk, start)
+	r.focusLog(&res, ns, start)
+	return res
+}
+
+// endOnCrash ends the check at once when the controller exits on its own,
+// with the exit as its cause, instead of waiting for every timeout.
+func (r *run) endOnCrash(ctx context.Context, cancel func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if r.ctrl.crashed() {
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// diagnose adds what the controller's state says (exit, panic, RBAC, hang)
+// and the hint: the diagnosis's when it has one, the check's otherwise.
+func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time) {
+	snap := ctrlproc.Snapshot{Log: lineTexts(r.ctrl.log.Since(since)), Role: r.role}
+	if p := r.ctrl.current(); p != nil {
+		snap.Exited, snap.ExitText = p.Exited()
+		if !snap.Exited {
+			snap.Metrics, snap.Metrics2 = r.ctrl.twoScrapes(ctx)
+		}
+	}
+	for _, f := range ctrlproc.Diagnose(snap) {
+		res.Causes = append(res.Causes, f.Cause)
+		if res.Hint == "" {
+			res.Hint = f.Hint // the diagnosis is more specific than the check's hint
+		}
+	}
+	if res.Hint == "" {
+		res.Hint = chk.Hint
+	}
+	if res.Logs == nil {
+		res.Logs = ctrlproc.Excerpt(r.ctrl.log.Last(r.opts.LogLines))
+	}
+}
+
+// focusLog keeps the log lines about the check's namespace in its window,
+// with stack frames folded; the run's last lines are the fallback.
+func (r *run) focusLog(res *report.CheckResult, ns string, since time.Time) {
+	var about []string
+	for _, l := range r.ctrl.log.Since(since) {
+		if strings.Contains(l.Text, ns) || strings.HasPrefix(l.Text, "--- controller") || strings.HasPrefix(l.Text, "panic: ") {
+			about = append(about, l.Text)
+		}
+	}
+	if len(about) == 0 {
+		return
+	}
+	ex := ctrlproc.Excerpt(about)
+	if len(ex) > r.opts.LogLines {
+		ex = ex[len(ex)-r.opts.LogLines:]
+	}
+	res.Logs = ex
+}
+
+func lineTexts(lines []ctrlproc.Line) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Text
+	}
+	return out
+}
+
+// runLabel marks the namespaces of harness runs so leftovers can be found.
+const runLabel = "gw10.10xdev.io/check"
+
+func (r *run) createNamespace(ctx context.Context, c client.Client, id string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "gw10-" + id + "-",
+		Labels:       map[string]string{runLabel: id, cluster.ManagedLabel: "true"},
+	}}
+	if err := c.Create(ctx, ns); err != nil {
+		return "", fmt.Errorf("creating the check's namespace: %w", err)
+	}
+	return ns.Name, nil
+}
+
+// deleteNamespace removes what the check created: the step's kinds and the
+// Services one by one first (envtest has no namespace controller, so deleting
+// the namespace alone would leave them, and their routes, behind), then waits
+// for the controller to finish with them, so that the next check starts with
+// a quiet controller.
+func (r *run) deleteNamespace(c client.Client, ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, gvk := range r.opts.Step.Cleanup {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		_ = c.DeleteAllOf(ctx, obj, client.InNamespace(ns))
+	}
+	svcs := &corev1.ServiceList{}
+	if err := c.List(ctx, svcs, client.InNamespace(ns)); err == nil {
+		for i := range svcs.Items {
+			_ = c.Delete(ctx, &svcs.Items[i])
+		}
+	}
+	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	r.ctrl.waitQuiet(ctx, 500*time.Millisecond, 10*time.Second)
+	r.mu.Lock()
+	r.namespaces = append(r.namespaces, ns)
+	r.mu.Unlock()
+}

@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+)
+
+var errStopped = errors.New("the controller is not running")
+
+// controller is the handle checks use on the learner's controller process:
+// it outlives each process (a check may kill and start it).
+type controller struct {
+	cfg   ctrlproc.Config
+	log   *ctrlproc.Log
+	ready time.Duration
+
+	mu   sync.Mutex
+	proc *ctrlproc.Process // the current process; replaced by Start
+}
+
+func (c *controller) current() *ctrlproc.Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proc
+}
+
+// Start runs a new process and waits until it is ready.
+func (c *controller) Start(ctx context.Context) error {
+	p, err := ctrlproc.Start(ctx, c.cfg, c.log)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.proc = p
+	c.mu.Unlock()
+	return p.WaitReady(ctx, c.ready)
+}
+
+// Kill SIGKILLs the current process and waits until it is gone.
+func (c *controller) Kill(context.Context) error {
+	p := c.current()
+	if p == nil {
+		return errStopped
+	}
+	p.Kill()
+	return nil
+}
+
+// Metrics scrapes the current process.
+func (c *controller) Metrics(ctx context.Context) (ctrlproc.Metrics, error) {
+	p := c.current()
+	if p == nil {
+		return ctrlproc.Metrics{}, errStopped
+	}
+	return p.Scrape(ctx)
+}
+
+// LogSince returns the log lines since t, across restarts.
+func (c *controller) LogSince(t time.Time) []ctrlproc.Line { return c.log.Since(t) }
+
+// crashed reports an exit the harness did not cause.
+func (c *controller) crashed() bool {
+	p := c.current()
+	if p == nil {
+		return false
+	}
+	exited, _ := p.Exited()
+	return exited && !p.StoppedOnPurpose()
+}
+
+// twoScrapes reads the metrics, and when a worker is busy reads them again a
+// second later: the pair tells a hang from slow work.
+func (c *controller) twoScrapes(ctx context.Context) (*ctrlproc.Metrics, *ctrlproc.Metrics) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	m, err := c.Metrics(sctx)
+	if err != nil {
+		return nil, nil
+	}
+	if m.ActiveWorkers == 0 {
+		return &m, nil
+	}
+	select {
+	case <-sctx.Done():
+		return &m, nil
+	case <-time.After(time.Second):
+	}
+	m2, err := c.Metrics(sctx)
+	if err != nil {
+		return &m, nil
+	}
+	return &m, &m2
+}
+
+// waitQuiet waits until the controller has finished no reconcile and had
+// nothing queued or running for quiet, at most for limit.
+func (c *controller) waitQuiet(ctx context.Context, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	var last float64 = -1
+	since := time.Now()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		m, err := c.Metrics(ctx)
+		switch {
+		case err != nil:
+			return // not running: nothing to wait for
+		case !m.Idle() || m.ReconcileTotal != last:
+			last, since = m.ReconcileTotal, time.Now()
+		case time.Since(since) >= quiet:
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// controllerReadyTimeout bounds the wait for the controller's /readyz.
+const controllerReadyTimeout = time.Minute
+
+// startController starts the learner's binary under the identity the
+// identity stage made, pointed at the proxy stand-in.
+func (r *run) startController(ctx context.Context, binary string) error {
+	echo := r.opts.Out
+	if !r.opts.Verbose {
+		echo = nil
+	}
+	log, err := ctrlproc.NewLog(filepath.Join(r.dir, "controller.log"), echo)
+	if err != nil {
+		return err
+	}
+	r.onTeardown(func() { _ = log.Close() })
+	r.ctrl = &controller{
+		cfg: ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
+			LogFile: filepath.Join(r.dir, "controller.log")},
+		log: log, ready: controllerReadyTimeout,
+	}
+	r.onTeardown(func() {
+		if p := r.ctrl.current(); p != nil {
+			p.Stop(5 * time.Second)
+		}
+	})
+	if err := r.ctrl.Start(ctx); err != nil {
+		return fmt.Errorf("%w\n%s", err, r.describeStartFailure())
+	}
+	return nil
+}
+
+func (r *run) describeStartFailure() string {
+	lines := r.ctrl.log.Last(r.opts.LogLines)
+	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines, Role: r.role})
+	out := ""
+	for _, f := range findings[1:] { // the first is the exit itself, already said
+		out += "cause: " + f.Cause + "\nhint:  " + f.Hint + "\n"
+	}
+	out += "controller log (last lines):\n"
+	for _, l := range ctrlproc.Excerpt(lines) {
+		out += "  | " + l + "\n"
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
+)
+
+// tinyStep is a step that is not one of the course's: one check, its own
+// name, chapter and module path, on a copy of the newest solution's code.
+func tinyStep(base step.Step) step.Step {
+	return step.Step{
+		Name:           "tiny",
+		Dir:            "tiny",
+		Module:         "example.com/tiny",
+		SolutionDir:    "tiny-solution",
+		SolutionModule: "example.com/tiny-solution",
+		Chapter:        "harness/testdata/tiny/chapter.md",
+		Cleanup:        base.Cleanup,
+		Checks: []checks.Check{{
+			ID:       "tiny-programmed",
+			Title:    "a route to an existing Service is programmed",
+			SeedRef:  "the tiny step's only line",
+			Points:   7,
+			Hint:     "program it",
+			LongHint: "program the route",
+			Run: func(ctx context.Context, t *checks.T) {
+				t.CreateService(ctx, "tiny-svc")
+				r := t.NewRoute(ctx, "tiny", "tiny-svc", 8080)
+				r.Eventually(ctx, t.Timeouts.Converge, checks.Want{Type: "Programmed", Status: "True"})
+			},
+		}},
+	}
+}
+
+func TestThePipelineRunsAStepThatIsNotACourseStep(t *testing.T) {
+	st := tinyStep(steps.Default())
+	if err := st.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	dir := copyModule(t, filepath.Join(root, steps.Default().SolutionDir))
+	rep, out := runStep(t, st, dir, "tiny", nil, passingTimeouts())
+	if !rep.Summary.OK || len(rep.Checks) != 1 || rep.Summary.TotalPoints != 7 {
+		t.Fatalf("the tiny step does not pass its one check:\n%s", out)
+	}
+	c := rep.Checks[0]
+	if c.ID != "tiny-programmed" || c.Doc != "harness/testdata/tiny/chapter.md#check-tiny-programmed" || rep.Step != "tiny" {
+		t.Errorf("the report does not follow the descriptor: step %q, check %q, doc %q", rep.Step, c.ID, c.Doc)
+	}
+	for _, stage := range rep.Stages {
+		if stage.Name == "unit tests" {
+			t.Errorf("a step without unit tests ran a unit stage")
+		}
+		if stage.Status != report.Pass {
+			t.Errorf("stage %s: %s", stage.Name, stage.Detail)
+		}
+	}
+	if !strings.Contains(out, "gw10: checking tiny") {
+		t.Errorf("the output does not name the step:\n%s", out)
+	}
+}

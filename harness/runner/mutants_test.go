@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/steps"
+)
+
+// A mutant is a defect applied to a step's solution, with the check (or
+// stage) that must catch it and a cause the failure must name; a variant is
+// a legitimate design applied to the solution, which must pass every check.
+// Both live in testdata/<step>/{mutants,variants}/*.txtar: the comment holds
+// "want: <check>", "stage: <stage>", "cause: <text>" lines and a sentence;
+// the files come in FILE:old / FILE:new pairs, each old text occurring once.
+type mutant struct {
+	name      string
+	wantCheck string // the check that must fail
+	wantStage string // or the stage that must fail
+	wantCause string // a substring of the failure's causes, hint or message
+	about     string // the comment's prose: what the defect is
+	edits     []edit
+}
+
+type edit struct{ file, old, new string }
+
+func loadMutants(t *testing.T, dir string) []mutant {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []mutant
+	for _, f := range files {
+		ar, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		m := mutant{name: strings.TrimSuffix(filepath.Base(f), ".txtar")}
+		sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ": ")
+			switch k {
+			case "want":
+				m.wantCheck = v
+			case "stage":
+				m.wantStage = v
+			case "cause":
+				m.wantCause = v
+			default:
+				m.about = strings.TrimSpace(m.about + " " + sc.Text())
+			}
+		}
+		if len(ar.Files)%2 != 0 {
+			t.Fatalf("%s: files must come in :old/:new pairs", f)
+		}
+		for i := 0; i < len(ar.Files); i += 2 {
+			o, n := ar.Files[i], ar.Files[i+1]
+			file := strings.TrimSuffix(o.Name, ":old")
+			if !strings.HasSuffix(o.Name, ":old") || n.Name != file+":new" {
+				t.Fatalf("%s: want a FILE:old then FILE:new pair, got %s, %s", f, o.Name, n.Name)
+			}
+			m.edits = append(m.edits, edit{file: file, old: string(o.Data), new: string(n.Data)})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (m mutant) apply(t *testing.T, dir string) {
+	t.Helper()
+	for _, e := range m.edits {
+		path := filepath.Join(dir, e.file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), e.old); n != 1 {
+			t.Fatalf("%s: the text to replace occurs %d times in %s (the solution changed? update it):\n%s", m.name, n, e.file, e.old)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// passingTimeouts are for runs that must pass: the learner-facing Settle
+// (2.5 s of controller idleness ends a wait) is made generous, so that a CI
+// machine busy compiling other packages cannot end a wait before a watch
+// event arrives.
+func passingTimeouts() checks.Timeouts {
+	t := checks.DefaultTimeouts()
+	t.Settle = 10 * time.Second
+	return t
+}
+
+// mutantTimeouts shorten the waits: a mutant is expected to fail, and the
+// solution shows the controller reacts in milliseconds. SelfHeal and Quiet
+// keep their values: they are what the checks measure.
+func mutantTimeouts() checks.Timeouts {
+	t := checks.DefaultTimeouts()
+	t.Converge, t.Retry = 10*time.Second, 15*time.Second
+	return t
+}
+
+// killTable collects one line per mutant and variant; TestMain writes it to
+// .gw10/kill-table.txt, which make test prints.
+var killTable = struct {
+	sync.Mutex
+	rows []string
+}{}
+
+func recordKill(row string) {
+	killTable.Lock()
+	killTable.rows = append(killTable.rows, row)
+	killTable.Unlock()
+}
+
+func writeKillTable() {
+	killTable.Lock()
+	defer killTable.Unlock()
+	if len(killTable.rows) == 0 {
+		return
+	}
+	sort.Strings(killTable.rows)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-34s %-9s %-20s %s\n", "step", "mutant or variant", "result", "check", "cause seen")
+	for _, r := range killTable.rows {
+		b.WriteString(r + "\n")
+	}
+	dir := filepath.Join(root, ".gw10")
+	if os.MkdirAll(dir, 0o755) == nil {
+		_ = os.WriteFile(filepath.Join(dir, "kill-table.txt"), []byte(b.String()), 0o644)
+	}
+}
+
+func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
+	for _, st := range steps.All() {
+		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
+			t.Run(st.Name+"/"+m.name, func(t *testing.T) {
+				dir := copyModule(t, filepath.Join(root, st.SolutionDir))
+				m.apply(t, dir)
+				var ids []string
+				if m.wantCheck != "" {
+					ids = []string{m.wantCheck}
+				}
+				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
+				row := func(result, text string) {
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, m.name, result, m.wantCheck+m.wantStage, firstLineOf(text, m.wantCause)))
+				}
+				if rep.Summary.OK {
+					row("SURVIVED", "")
+					t.Fatalf("mutant %s passed: the harness does not catch it\n%s", m.name, out)
+				}
+				text := ""
+				if m.wantStage != "" {
+					for _, stage := range rep.Stages {
+						if stage.Name == m.wantStage && stage.Status == report.Fail {
+							text = stage.Detail
+						}
+					}
+					if text == "" {
+						row("WRONG", "")
+						t.Fatalf("mutant %s: stage %s did not fail\n%s", m.name, m.wantStage, out)
+					}
+				} else {
+					res := findResult(rep, m.wantCheck)
+					if res == nil || res.Status != report.Fail {
+						row("WRONG", "")
+						t.Fatalf("mutant %s: check %s did not fail\n%s", m.name, m.wantCheck, out)
+					}
+					text = strings.Join(append(append([]string{}, res.Causes...), res.Hint, res.Message), "\n")
+				}
+				if !strings.Contains(text, m.wantCause) {
+					row("NO CAUSE", text)
+					t.Fatalf("mutant %s: the failure does not say %q:\n%s", m.name, m.wantCause, out)
+				}
+				row("killed", text)
+				t.Logf("mutant %s caught:\n%s", m.name, out)
+			})
+		}
+	}
+}
+
+// TestEveryVariantPasses: the legitimate designs the contract allows pass
+// every check: the checks are fair.
+func TestEveryVariantPasses(t *testing.T) {
+	for _, st := range steps.All() {
+		for _, v := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "variants")) {
+			t.Run(st.Name+"/"+v.name, func(t *testing.T) {
+				dir := copyModule(t, filepath.Join(root, st.SolutionDir))
+				v.apply(t, dir)
+				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts())
+				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, v.name, "FAILED", "(variant)", v.about))
+					t.Fatalf("variant %s (%s) does not pass every check:\n%s", v.name, v.about, out)
+				}
+				recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, v.name, "passes", "(variant)", v.about))
+			})
+		}
+	}
+}
+
+func findResult(rep *report.Report, id string) *report.CheckResult {
+	for i := range rep.Checks {
+		if rep.Checks[i].ID == id {
+			return &rep.Checks[i]
+		}
+	}
+	return nil
+}
+
+// firstLineOf returns the line of text that holds want, shortened.
+func firstLineOf(text, want string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if want != "" && strings.Contains(l, want) {
+			l = strings.TrimSpace(l)
+			if len(l) > 110 {
+				l = l[:109] + "…"
+			}
+			return l
+		}
+	}
+	return ""
+}

@@ -1,0 +1,79 @@
+// Package step describes a step of the workbook: where its learner module
+// and reference solution are, its chapter, its checks and what the harness
+// cleans up after each check. It plays the role of rustlings' info.toml:
+// adding a step is one new Step value (see package steps) plus its files.
+package step
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/10xdev/gw10/harness/checks"
+)
+
+// Step is one step of the course.
+type Step struct {
+	// Name names the step everywhere: TODO(<name>) in the skeleton, reports.
+	Name string
+	// Dir is the learner's module, relative to the workbook root; Module its path.
+	Dir, Module string
+	// SolutionDir is the reference solution, relative to the root; SolutionModule its path.
+	SolutionDir, SolutionModule string
+	// Chapter is the step's chapter, relative to the root; every check has an
+	// anchor "check-<id>" in it.
+	Chapter string
+	// Checks run in this order, which is also the order to fix them in.
+	Checks []checks.Check
+	// Cleanup are the namespaced kinds a check may create that the runner
+	// deletes after it, before the namespace (envtest has no namespace
+	// controller to do it).
+	Cleanup []schema.GroupVersionKind
+	// UnitTests is the `go test -run` pattern of the step's unit tests,
+	// run in UnitPackage before any cluster starts; empty: none.
+	UnitTests, UnitPackage string
+}
+
+// DocAnchor is where the chapter explains a check.
+func (s Step) DocAnchor(id string) string { return s.Chapter + "#check-" + id }
+
+// Points is the most a step's checks can give.
+func (s Step) Points() int {
+	n := 0
+	for _, c := range s.Checks {
+		n += c.Points
+	}
+	return n
+}
+
+// Is reports whether dir (relative to the root, or absolute under root) is
+// the step's learner module or its solution.
+func (s Step) Is(root, dir string) bool {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	dir = filepath.Clean(dir)
+	return dir == filepath.Join(root, s.Dir) || dir == filepath.Join(root, s.SolutionDir)
+}
+
+// Validate reports what is missing from a descriptor.
+func (s Step) Validate() error {
+	switch {
+	case s.Name == "" || s.Dir == "" || s.SolutionDir == "" || s.Module == "" || s.SolutionModule == "":
+		return fmt.Errorf("step %q: name, directories and modules are required", s.Name)
+	case len(s.Checks) == 0:
+		return fmt.Errorf("step %q has no checks", s.Name)
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Checks {
+		if c.ID == "" || c.Run == nil || c.Hint == "" || c.LongHint == "" || c.Title == "" || c.SeedRef == "" {
+			return fmt.Errorf("step %q: check %q lacks an ID, title, card reference, hint, long hint or Run", s.Name, c.ID)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("step %q: check ID %q twice", s.Name, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}

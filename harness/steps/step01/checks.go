@@ -1,0 +1,533 @@
+package step01
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
+)
+
+// Condition vocabulary of the status contract (design.md).
+const (
+	accepted   = "Accepted"
+	programmed = "Programmed"
+	crdName    = "edgeroutes.net.10xdev.io"
+)
+
+var (
+	acceptedTrue      = checks.Want{Type: accepted, Status: "True", Reason: "Valid"}
+	programmedTrue    = checks.Want{Type: programmed, Status: "True", Reason: "Synced"}
+	serviceNotFound   = checks.Want{Type: accepted, Status: "False", Reason: "ServiceNotFound"}
+	programmedNotTrue = checks.Want{Type: programmed, NotTrue: true}
+	samplePath        = filepath.Join("config", "samples", "net_v1_edgeroute.yaml")
+)
+
+var crdSchemaCheck = checks.Check{
+	ID:      "crd-schema",
+	Title:   "the CRD is the card's: status subresource, condition columns, and a schema that rejects invalid specs naming the field",
+	SeedRef: "Acceptance 1: a working CRD",
+	Points:  10,
+	Hint:    "keep +kubebuilder:subresource:status and the printcolumn markers, and add validation markers (+kubebuilder:validation:...) to the EdgeRouteSpec fields",
+	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): the
+controller writes status through it and users cannot. kubectl get er shows the
+Accepted and Programmed conditions as columns (+kubebuilder:printcolumn markers with
+JSONPath .status.conditions[?(@.type=="Accepted")].status). The API server validates
+EdgeRoutes against the OpenAPI schema that controller-gen writes from the markers on
+EdgeRouteSpec: every field is required; hostname must be an RFC 1123 DNS subdomain
+(lowercase labels of at most 63 characters, no trailing dot, at most 253 in all),
+prefix must start with "/" (at most 1024), service must be a DNS-1035 label (a
+lowercase letter first, at most 63) and port must lie in 1..65535. Markers such as
++kubebuilder:validation:Minimum, Maximum, Pattern, MinLength and MaxLength express
+that. Run make manifests in the step and read config/crd/bases/ to see the schema you
+produced.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		var problems []string
+		problems = append(problems, crdShapeProblems(ctx, t)...)
+		data, err := os.ReadFile(filepath.Join(t.StepDir, samplePath))
+		t.Must(err, "reading the sample %s", samplePath)
+		sample := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &sample.Object); err != nil {
+			t.Fatalf("the sample %s is not valid YAML: %v", samplePath, err)
+		}
+		sample.SetNamespace(t.Namespace)
+		if err := t.Client.Create(ctx, sample.DeepCopy(), client.DryRunAll); err != nil {
+			problems = append(problems, fmt.Sprintf("the sample %s was rejected: %v", samplePath, err))
+		}
+		rows, err := invalidSpecs()
+		t.Must(err, "loading the invalid specs")
+		for _, row := range rows {
+			obj := sample.DeepCopy()
+			obj.SetName("invalid")
+			row.apply(obj.Object)
+			err := t.Client.Create(ctx, obj, client.DryRunAll)
+			switch {
+			case err == nil:
+				problems = append(problems, fmt.Sprintf("%s: accepted, expected rejected naming %s", row.Name, row.Field))
+			case !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err):
+				problems = append(problems, fmt.Sprintf("%s: rejected with an unexpected error: %v", row.Name, err))
+			case !strings.Contains(err.Error(), row.Field):
+				problems = append(problems, fmt.Sprintf("%s: rejected, but the message does not name %s: %v", row.Name, row.Field, err))
+			}
+		}
+		if len(problems) > 0 {
+			t.Fatalf("the CRD must be the card's, and invalid EdgeRoutes must be rejected by the schema with a message naming the field:\n  - %s",
+				strings.Join(problems, "\n  - "))
+		}
+	},
+}
+
+// crdShapeProblems checks the installed CRD for the status subresource and
+// the condition columns.
+func crdShapeProblems(ctx context.Context, t *checks.T) []string {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	t.Must(t.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd), "reading CRD %s", crdName)
+	var problems []string
+	for _, v := range crd.Spec.Versions {
+		if v.Name != "v1" {
+			continue
+		}
+		if v.Subresources == nil || v.Subresources.Status == nil {
+			problems = append(problems, "the CRD has no status subresource: add +kubebuilder:subresource:status to the EdgeRoute type "+
+				"(without it, status is part of the object and Status().Update() finds no such resource)")
+		}
+		for _, typ := range []string{accepted, programmed} {
+			if !hasConditionColumn(v.AdditionalPrinterColumns, typ) {
+				problems = append(problems, fmt.Sprintf("kubectl get shows no %s column: add +kubebuilder:printcolumn:name=%q,type=string,JSONPath=`.status.conditions[?(@.type==%q)].status`",
+					typ, typ, typ))
+			}
+		}
+		return problems
+	}
+	return []string{"the CRD has no version v1"}
+}
+
+func hasConditionColumn(cols []apiextensionsv1.CustomResourceColumnDefinition, typ string) bool {
+	for _, c := range cols {
+		if strings.Contains(c.JSONPath, `"`+typ+`"`) || strings.Contains(c.JSONPath, `'`+typ+`'`) {
+			return true
+		}
+	}
+	return false
+}
+
+var missingServiceCheck = checks.Check{
+	ID:      "missing-service",
+	Title:   "an EdgeRoute to a missing Service is Accepted=False/ServiceNotFound, not programmed, and costs nothing while it waits",
+	SeedRef: "Task 2: apply an EdgeRoute pointing at a missing Service",
+	Points:  10,
+	Hint:    "observe the target Service in Reconcile; report Accepted=False reason ServiceNotFound, keep the route out of the data plane, and return without a requeue",
+	LongHint: `Reconcile must look at the world, not only at the EdgeRoute: read the Service named in
+spec.service in the EdgeRoute's namespace. NotFound is an answer, not an error: the route
+is not accepted (Accepted=False, reason ServiceNotFound), it must not be Programmed, and
+the data plane must not hold it. Every condition carries observedGeneration, the
+metadata.generation it describes. Then return ctrl.Result{}, nil: the route waits for
+its Service at no cost, and the Service watch wakes it when the Service appears.
+Requeue or RequeueAfter here is polling: it works, slowly, and costs a reconcile per
+route per tick forever. If the controller's log says "forbidden", the ClusterRole
+generated from your RBAC markers lacks Services.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		r := t.NewRoute(ctx, "orphan", "no-such-service", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		t.Stays(ctx, t.Timeouts.Absent, "the proxy must hold no route for "+r.String(), func() error {
+			if got, ok := t.Proxy.Route(r.Key()); ok {
+				return fmt.Errorf("the proxy holds %+v for %s, whose Service does not exist", got, r)
+			}
+			return nil
+		})
+		noPolling(ctx, t, r, "its Service to appear", t.Timeouts.Quiet)
+	},
+}
+
+// noPolling fails the check when the controller reconciles while a route
+// waits for something only a watch can bring: every reconcile after the
+// route was reported (beyond the echo of its own status write) is a poll.
+func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor string, window time.Duration) {
+	t.WaitIdle(ctx)
+	before, ok := t.LastMetrics()
+	if !ok {
+		return
+	}
+	t.Sleep(ctx, window)
+	after, ok := t.LastMetrics()
+	if !ok {
+		return
+	}
+	polls := after.ReconcileTotal - before.ReconcileTotal
+	timers := t.ResultsSince(r, "requeue", "requeue_after", "error")
+	if polls <= 0 && timers == 0 {
+		return
+	}
+	t.Cause("Reconcile ran %.0f times in %s while %s waited for %s, with nothing changing, and asked for %d retries "+
+		"(Requeue, RequeueAfter or an error): that is polling", polls, window, r, waitingFor, timers)
+	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
+		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
+		"  observed: %.0f reconciles in %s, %d of the route's reconciles asked for a retry\n"+
+		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
+		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
+		r, waitingFor, polls, window, timers)
+}
+
+// selfHealACKDelay holds the proxy's ACK so that a status written before the
+// push (instead of after its ACK) shows up as earlier than the ACK.
+const selfHealACKDelay = 300 * time.Millisecond
+
+var selfHealCheck = checks.Check{
+	ID:      "self-heal",
+	Title:   "creating the Service flips the route to Accepted=True/Programmed=True with no change to it",
+	SeedRef: "Acceptance 2: fixing the underlying Service flips status with no change to the CR",
+	Points:  15,
+	Hint:    "watch Services and map each to the EdgeRoutes that name it (a field index on spec.service); Owns() never fires for it, and polling is not a watch",
+	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
+reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
+points at an EdgeRoute, and the user's Service has none. Watch Services with
+Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
+whose spec.service names it: a field index on spec.service makes that a cache lookup.
+Requeueing while the Service is missing gets there too, late and at a price: the check
+fails it. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
+because observedGeneration equals generation would also break this: the world changed,
+the EdgeRoute did not.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		r := t.NewRoute(ctx, "heal", "heal-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		noPolling(ctx, t, r, "its Service to appear", t.Timeouts.Absent)
+		gen, spec := r.GenerationAndSpec(ctx)
+
+		t.Proxy.SetACKDelay(selfHealACKDelay)
+		defer t.Proxy.SetACKDelay(0)
+		t.CreateService(ctx, r.Service)
+		r.Eventually(ctx, t.Timeouts.SelfHeal, acceptedTrue, programmedTrue)
+
+		gen2, spec2 := r.GenerationAndSpec(ctx)
+		if gen2 != gen || !equality.Semantic.DeepEqual(spec, spec2) {
+			t.Fatalf("%s: its spec changed (generation %d -> %d): self-healing must need no change to the EdgeRoute", r, gen, gen2)
+		}
+		var ack time.Time
+		for _, ev := range t.Proxy.Events(r.Key()) {
+			if ev.ACKed() {
+				ack = ev.Answered
+				break
+			}
+		}
+		if ack.IsZero() {
+			t.Fatalf("%s is Programmed=True but the proxy never ACKed a push for it", r)
+		}
+		// The watch may deliver the version a moment after the GET saw it.
+		var seen time.Time
+		t.WaitFor(ctx, t.Timeouts.Converge, "the watch to deliver "+r.String()+" Programmed=True", func() error {
+			var ok bool
+			if seen, _, ok = r.FirstTrue(programmed); !ok {
+				return fmt.Errorf("no Programmed=True version of %s has arrived on the watch yet", r)
+			}
+			return nil
+		})
+		if seen.Before(ack) {
+			t.Fatalf("%s: Programmed=True was written %s before the proxy ACKed the push: status must follow the ACK",
+				r, ack.Sub(seen).Round(time.Millisecond))
+		}
+	},
+}
+
+var serviceRemovedCheck = checks.Check{
+	ID:      "service-removed",
+	Title:   "deleting the Service turns the route back to ServiceNotFound, not Programmed, and withdraws it",
+	SeedRef: "Acceptance 1: status conditions stay accurate",
+	Points:  10,
+	Hint:    "a Service deletion must reach Reconcile (the Service watch), which then withdraws the route and sets Programmed to False too",
+	LongHint: `Level-triggered means the status is derived from the world on every pass. When the
+Service disappears, the Service watch must trigger a reconcile (if nothing follows the
+deletion, the watch is missing: see self-heal). That pass sets Accepted=False
+(ServiceNotFound), and Programmed must not stay True from an earlier pass: withdraw the
+route from the data plane (Remove is idempotent) and set Programmed=False.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "gone-svc")
+		r := t.NewRoute(ctx, "gone", "gone-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name)
+
+		t.DeleteService(ctx, r.Service)
+		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		t.ProxyHolds(ctx, t.Timeouts.Converge)
+	},
+}
+
+var specUpdateCheck = checks.Check{
+	ID:      "spec-update",
+	Title:   "a spec change reaches the proxy and every condition reports the new generation",
+	SeedRef: "Acceptance 1: status reports accurate conditions",
+	Points:  10,
+	Hint:    "stamp every condition with observedGeneration = metadata.generation and push the current spec",
+	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
+metadata.generation increases; your conditions must carry the new value once the new
+spec was pushed, or kubectl wait and every tool built on conditions will act on stale
+information. The push must carry the new port.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "update-svc")
+		r := t.NewRoute(ctx, "update", "update-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+
+		newGen := r.Edit(ctx, "spec.port 8080 -> 9090", func(spec map[string]any) { spec["port"] = int64(9090) })
+		t.WaitFor(ctx, t.Timeouts.Converge, "the new port to reach the proxy", func() error {
+			got, ok := t.Proxy.Route(r.Key())
+			if !ok || got.Port != 9090 {
+				return fmt.Errorf("the proxy\n  expected: %s with port 9090\n  observed: %+v (present: %v)", r.Key(), got, ok)
+			}
+			return nil
+		})
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		if gen, _ := r.GenerationAndSpec(ctx); gen != newGen {
+			t.Fatalf("%s: generation %d, want %d: its spec changed again after the edit", r, gen, newGen)
+		}
+	},
+}
+
+const (
+	nackReason = "listener port conflicts with the admin port (gw10 check)"
+	// nackHold is how long the proxy refuses the route: long enough to see
+	// the retries settle into their backoff.
+	nackHold = 2 * time.Second
+	// maxRetryRate bounds the pushes per second of a refused route once its
+	// first second of refusals is over: a backoff, not a tight loop.
+	maxRetryRate = 5.0
+)
+
+var pushFailureCheck = checks.Check{
+	ID:      "push-failure",
+	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK, never True, retried with backoff until the proxy ACKs",
+	SeedRef: "Discussion: report status after the push (xDS ACK/NACK)",
+	Points:  15,
+	Hint:    "set Programmed only from the push's result: False/PushFailed with the error as message, True only after an ACK; return the error to retry with backoff",
+	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
+first, then set Programmed from the answer: on a NACK, Programmed=False with reason
+PushFailed and the proxy's reason in the message (Accepted stays True: the route itself
+is fine). Return the error so the work queue retries with backoff (or RequeueAfter of
+1 to 10 seconds); when the proxy ACKs a retry, Programmed becomes True. A retry every
+few milliseconds hammers a proxy that already said no: after the first second of
+refusals, at most a few pushes per second. Writing Programmed=True before the push,
+even for a moment, is a lie that the check sees.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		key := checks.RouteKey(t, "nacked")
+		t.Did(evidence.ProxyChanged, "EdgeRoute "+key.String(), "telling the proxy to refuse nacked")
+		t.Proxy.SetNACK(key, nackReason)
+		t.CreateService(ctx, "nacked-svc")
+		r := t.NewRoute(ctx, "nacked", "nacked-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
+			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
+		t.Stays(ctx, nackHold, r.String()+" must not be Programmed while the proxy NACKs", func() error {
+			return r.HasConditions(ctx, programmedNotTrue)
+		})
+		if at, conds, ok := r.FirstTrue(programmed); ok {
+			t.Fatalf("%s was Programmed=True at %s while the proxy NACKed every push:\n  observed: %+v",
+				r, at.Format("15:04:05.000"), conds)
+		}
+		retryRate(t, r)
+
+		t.Did(evidence.ProxyChanged, r.Object(), "telling the proxy to accept nacked again")
+		t.Proxy.SetNACK(r.Key(), "")
+		r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
+	},
+}
+
+// retryRate fails the check when a refused route was pushed faster than
+// maxRetryRate per second after its first second of refusals.
+func retryRate(t *checks.T, r *checks.Route) {
+	var first time.Time
+	var late []time.Time
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		if ev.Method != "PUT" || ev.ACKed() {
+			continue
+		}
+		if first.IsZero() {
+			first = ev.Received
+		}
+		if ev.Received.Sub(first) > time.Second {
+			late = append(late, ev.Received)
+		}
+	}
+	if len(late) < 2 {
+		return
+	}
+	span := late[len(late)-1].Sub(first.Add(time.Second))
+	if span < 500*time.Millisecond {
+		span = 500 * time.Millisecond
+	}
+	rate := float64(len(late)) / span.Seconds()
+	if rate > maxRetryRate {
+		t.Cause("the refused push was retried %d times in %s after its first second: a tight loop, not a backoff", len(late), span.Round(10*time.Millisecond))
+		t.Fatalf("%s: a refused push must be retried with backoff.\n  expected: at most %.0f pushes per second once the first second of refusals is over\n"+
+			"  observed: %.1f per second\n  fix:      return the push's error (the queue backs off exponentially), or RequeueAfter of a second or more",
+			r, maxRetryRate, rate)
+	}
+}
+
+var quiescentCheck = checks.Check{
+	ID:      "quiescent",
+	Title:   "a converged controller writes no status and runs no reconcile",
+	SeedRef: "Discussion: Reconcile must be idempotent",
+	Points:  10,
+	Hint:    "write status only when it changed (keep LastTransitionTime unless the status flips) and do not poll with RequeueAfter",
+	LongHint: `Once the world matches the spec, a pass must change nothing: compute the conditions,
+compare with what is stored (equality.Semantic.DeepEqual) and skip the write when they
+are equal. meta.SetStatusCondition keeps LastTransitionTime when the status does not
+change; setting it to now on every pass rewrites the object forever, and each write
+triggers another reconcile. Changes arrive through watches, so no RequeueAfter is needed.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "quiet-svc")
+		r := t.NewRoute(ctx, "quiet", "quiet-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		t.WaitIdle(ctx)
+
+		// 1. Left alone for a while, a converged controller does nothing:
+		// no status write (hot loop) and no reconcile (RequeueAfter polling).
+		before, m0 := snapshot(ctx, t, r)
+		t.Sleep(ctx, t.Timeouts.Quiet)
+		after, m1 := snapshot(ctx, t, r)
+		var problems []string
+		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
+			problems = append(problems, fmt.Sprintf("Reconcile ran %.0f times in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
+				n, t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
+		}
+		problems = append(problems, rewritten(r, before, after)...)
+
+		// 2. An event that changes nothing the route depends on (an annotation
+		// on its Service, a second after the last write) may trigger a pass,
+		// but that pass must not write: a timestamp set to now on every pass
+		// shows up here.
+		svc := &corev1.Service{}
+		t.Must(t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: "quiet-svc"}, svc), "reading Service quiet-svc")
+		patch := client.MergeFrom(svc.DeepCopy())
+		svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "1"}
+		t.Did(evidence.ServiceTouched, "Service "+t.Namespace+"/quiet-svc", "annotating Service quiet-svc (nothing a route depends on)")
+		t.Must(t.Client.Patch(ctx, svc, patch), "annotating Service quiet-svc")
+		t.Sleep(ctx, t.Timeouts.Absent)
+		t.WaitIdle(ctx)
+		poked, _ := snapshot(ctx, t, r)
+		problems = append(problems, rewritten(r, after, poked)...)
+
+		if len(problems) > 0 {
+			t.Fatalf("a converged controller must not write or loop:\n  - %s", strings.Join(problems, "\n  - "))
+		}
+	},
+}
+
+var routeDeletedCheck = checks.Check{
+	ID:      "route-deleted",
+	Title:   "deleting the EdgeRoute withdraws its route from the proxy, and the deletion completes",
+	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
+	Points:  10,
+	Hint:    "when the EdgeRoute is NotFound, withdraw its route from the data plane instead of returning early (with a finalizer: withdraw, then remove the finalizer)",
+	LongHint: `A deleted EdgeRoute reaches Reconcile as a NotFound. Ignoring it leaves its route in the
+proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
+programmed is fine). A finalizer is the other way to do this: then the object stays
+(with a deletionTimestamp) until Reconcile has withdrawn the route and removed the
+finalizer; forgetting to remove it leaves the object stuck in deletion. The reference
+solution needs no finalizer because the data plane is keyed by the EdgeRoute's name.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "bye-svc")
+		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name)
+
+		r.Delete(ctx)
+		t.ProxyHolds(ctx, t.Timeouts.Converge)
+		gone(ctx, t, r)
+	},
+}
+
+// gone waits until the EdgeRoute no longer exists.
+func gone(ctx context.Context, t *checks.T, r *checks.Route) {
+	t.WaitFor(ctx, t.Timeouts.Converge, r.String()+" to be gone", func() error {
+		obj, err := r.Get(ctx)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("%s still exists after its deletion\n  expected: gone\n  observed: deletionTimestamp %v, finalizers %v (remove your finalizer once the route is withdrawn)",
+			r, obj.GetDeletionTimestamp(), obj.GetFinalizers())
+	})
+}
+
+var restartReconvergeCheck = checks.Check{
+	ID:      "restart-reconverge",
+	Title:   "a restarted controller reconverges every EdgeRoute from scratch",
+	SeedRef: "Acceptance 3: controller restart reconverges from scratch (task 3)",
+	Points:  10,
+	Hint:    "derive everything from the world on every pass: push even when the status already says Programmed",
+	LongHint: `After a restart the controller gets an Added event for every EdgeRoute and must bring
+each to the right state from what it observes now, not from what its status claims. The
+check kills the controller, then changes the world behind its back: a Service appears,
+another disappears, a status is wiped and the proxy loses its whole table (as a
+restarted proxy would). Trusting "Programmed=True for this generation" to skip the push
+leaves the proxy empty.`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "b-svc")
+		t.CreateService(ctx, "c-svc")
+		t.CreateService(ctx, "d-svc")
+		a := t.NewRoute(ctx, "a", "a-svc", 8080) // Service appears while down
+		b := t.NewRoute(ctx, "b", "b-svc", 8080) // Service disappears while down
+		c := t.NewRoute(ctx, "c", "c-svc", 8080) // status wiped while down
+		d := t.NewRoute(ctx, "d", "d-svc", 8080) // untouched, but the proxy forgets it
+		a.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		for _, r := range []*checks.Route{b, c, d} {
+			r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		}
+		t.ProxyHolds(ctx, t.Timeouts.Converge, "b", "c", "d")
+		gens := map[string]int64{}
+		for _, r := range []*checks.Route{a, b, c, d} {
+			gens[r.Name], _ = r.GenerationAndSpec(ctx)
+		}
+
+		t.KillController(ctx)
+		t.CreateService(ctx, "a-svc")
+		t.DeleteService(ctx, "b-svc")
+		t.WipeStatus(ctx, c)
+		t.Did(evidence.ProxyChanged, "", "the proxy forgets its table (as a restarted proxy would)")
+		t.Proxy.Clear()
+
+		t.StartController(ctx)
+		a.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		b.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		c.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		d.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, "a", "c", "d")
+		for _, r := range []*checks.Route{a, b, c, d} {
+			if gen, _ := r.GenerationAndSpec(ctx); gen != gens[r.Name] {
+				t.Fatalf("%s: its spec changed (generation %d -> %d): reconvergence must need no change to any EdgeRoute", r, gens[r.Name], gen)
+			}
+		}
+	},
+}
+
+// snapshot reads the route and the controller's metrics, waiting until the
+// second changes first so that a fresh timestamp would differ from the last one.
+func snapshot(ctx context.Context, t *checks.T, r *checks.Route) (*unstructured.Unstructured, metricsView) {
+	t.Sleep(ctx, time.Until(time.Now().Truncate(time.Second).Add(time.Second+50*time.Millisecond)))
+	obj := r.MustGet(ctx)
+	m, err := t.Controller.Metrics(ctx)
+	t.Must(err, "scraping the controller's metrics")
+	return obj, metricsView{ReconcileTotal: m.ReconcileTotal}
+}
+
+type metricsView struct{ ReconcileTotal float64 }
+
+func rewritten(r *checks.Route, before, after *unstructured.Unstructured) []string {
+	if before.GetResourceVersion() == after.GetResourceVersion() {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s was rewritten with nothing changed (resourceVersion %s -> %s)\n    before: %s\n    after:  %s",
+		r, before.GetResourceVersion(), after.GetResourceVersion(), checks.DescribeTimes(before), checks.DescribeTimes(after))}
+}

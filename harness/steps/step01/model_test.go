@@ -1,0 +1,129 @@
+package step01
+
+import (
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The sequence generator and the model are pure: rapid draws seeds and
+// lengths, and shrinks any counterexample to the smallest.
+
+func TestGeneratedSequencesAreReproducibleAndCoverEveryKindOfChange(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Int64Range(1, 1<<40).Draw(rt, "seed")
+		n := rapid.IntRange(len(allOps), 3*len(allOps)).Draw(rt, "n")
+		seq := generate(seed, n)
+		if !reflect.DeepEqual(seq, generate(seed, n)) {
+			rt.Fatalf("seed %d gave two different sequences", seed)
+		}
+		seen := map[opKind]bool{}
+		for _, o := range seq {
+			seen[o.Kind] = true
+		}
+		for _, k := range allOps {
+			if !seen[k] {
+				rt.Fatalf("seed %d, n %d: no %s in %v", seed, n, k, seq)
+			}
+		}
+	})
+}
+
+func TestEveryGeneratedChangeIsPossibleAndTheModelStaysTrue(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Int64Range(1, 1<<40).Draw(rt, "seed")
+		n := rapid.IntRange(0, 40).Draw(rt, "n")
+		w := newWorld()
+		for i, o := range generate(seed, n) {
+			if err := possible(w, o); err != "" {
+				rt.Fatalf("step %d (%s): %s", i+1, o, err)
+			}
+			w.apply(o)
+			w.tick()
+			if w.downFor > maxOutage {
+				rt.Fatalf("step %d: the proxy has been down for %d steps", i+1, w.downFor)
+			}
+			for r, d := range w.nackFor {
+				if w.NACK[r] && d > maxOutage {
+					rt.Fatalf("step %d: %s has been refused for %d steps", i+1, r, d)
+				}
+			}
+			for name, r := range w.Routes {
+				if r.Exists && r.Outcome == acked && !w.Services[r.Spec.Service] {
+					rt.Fatalf("step %d: %s is ACKed although its Service %s is missing", i+1, name, r.Spec.Service)
+				}
+				if r.Exists && r.Outcome == refused && !w.Down && !w.NACK[name] {
+					rt.Fatalf("step %d: %s is refused by a proxy that accepts it", i+1, name)
+				}
+			}
+		}
+		if w.Down || len(w.NACK) > 0 {
+			rt.Fatalf("the sequence ends with the proxy down (%v) or refusing %v", w.Down, w.NACK)
+		}
+	})
+}
+
+// possible says why o cannot happen in w, or "".
+func possible(w *world, o op) string {
+	switch o.Kind {
+	case opCreateService:
+		if w.Services[o.Svc] {
+			return "the Service exists already"
+		}
+	case opDeleteService:
+		if !w.Services[o.Svc] {
+			return "the Service does not exist"
+		}
+	case opCreateRoute:
+		if w.Routes[o.Route].Exists {
+			return "the route exists already"
+		}
+	case opEditRoute:
+		if !w.Routes[o.Route].Exists {
+			return "the route does not exist"
+		}
+		if o.Spec == w.Routes[o.Route].Spec {
+			return "the edit changes nothing"
+		}
+	case opDeleteRoute:
+		if !w.Routes[o.Route].Exists {
+			return "the route does not exist"
+		}
+	case opNACKOn:
+		if w.NACK[o.Route] {
+			return "the proxy refuses the route already"
+		}
+	case opNACKOff:
+		if !w.NACK[o.Route] {
+			return "the proxy does not refuse the route"
+		}
+	case opProxyDown:
+		if w.Down {
+			return "the proxy is down already"
+		}
+	case opProxyUp:
+		if !w.Down {
+			return "the proxy is up"
+		}
+	}
+	return ""
+}
+
+func TestAWithdrawIsNeedlessOnlyForARouteThatStaysProgrammed(t *testing.T) {
+	before := newWorld()
+	before.apply(op{Kind: opCreateService, Svc: "svc-a"})
+	before.apply(op{Kind: opCreateService, Svc: "svc-b"})
+	before.apply(op{Kind: opCreateRoute, Route: "ra", Spec: routeSpec{"ra.example.com", "/", "svc-a", 8080}})
+	before.apply(op{Kind: opCreateRoute, Route: "rb", Spec: routeSpec{"rb.example.com", "/", "svc-b", 8080}})
+	after := before.clone()
+	after.apply(op{Kind: opDeleteService, Svc: "svc-b"})
+	if got := stayedProgrammed(before, after); !reflect.DeepEqual(got, []string{"ra"}) {
+		t.Fatalf("stayedProgrammed = %v, want [ra]: rb lost its Service", got)
+	}
+	edited := before.clone()
+	edited.apply(op{Kind: opEditRoute, Route: "ra", Field: "service", Spec: routeSpec{"ra.example.com", "/", "svc-b", 8080}})
+	if got := stayedProgrammed(before, edited); !reflect.DeepEqual(got, []string{"ra", "rb"}) {
+		t.Fatalf("stayedProgrammed = %v, want [ra rb]: a service edit between two existing Services keeps the route", got)
+	}
+}

@@ -1,0 +1,237 @@
+package step01
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+const (
+	// sequenceLength is the number of generated changes after the setup.
+	sequenceLength = 14
+	// sequenceQuiet is how long a converged, healthy world must stay quiet
+	// after a step: no reconcile, no status write.
+	sequenceQuiet = 800 * time.Millisecond
+	// sequenceNACK is the reason the proxy gives while it refuses a route.
+	sequenceNACK = "route refused by the proxy (gw10 sequence)"
+)
+
+var sequencesCheck = checks.Check{
+	ID:      "sequences",
+	Title:   "after every change of a generated sequence, status, proxy and spec agree, and a converged controller is quiet",
+	SeedRef: "Acceptance 1-3: accurate status after any sequence of changes (level-triggered)",
+	Points:  10,
+	Hint:    "derive every pass from the world as it is now (no memory of earlier passes): push the current spec, withdraw only what must go, retry refusals with backoff",
+	LongHint: `Level-triggered means the outcome depends on the world, never on the path that led to
+it. The check drives a seeded pseudo-random sequence of changes over three routes and
+three Services: Services created and deleted, every spec field edited (the service
+too), the proxy refusing a route or unreachable and back, routes deleted, the
+controller killed and restarted (sometimes with the proxy's table lost). After each
+step it waits for the controller and checks the whole contract: the conditions of
+every route and their observedGeneration, the proxy's table (every push carrying the
+current spec), no withdraw of a route that should have stayed programmed, deletions
+completing, and nothing written or reconciled once everything is converged. A failure
+prints the steps up to the one that failed and the seed; make check
+CHECK_FLAGS="--run sequences --seed N" replays exactly that sequence. Memory kept
+across passes (what was pushed, what was withdrawn), a withdraw before every push, a
+finalizer never removed and a retry loop without backoff all fail here.`,
+	Run: runSequence,
+}
+
+func runSequence(ctx context.Context, t *checks.T) {
+	seed := t.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano() % 1_000_000
+	}
+	seq := generate(seed, sequenceLength)
+	t.Logf("sequence seed %d: %d steps", seed, len(seq))
+	w := newWorld()
+	defer t.Proxy.SetDown(false)
+	for i, o := range seq {
+		before := w.clone()
+		w.apply(o)
+		w.tick()
+		start := time.Now()
+		doStep(ctx, t, o)
+		if err := t.Converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
+			return contract(ctx, t, w)
+		}); err != nil {
+			failSequence(t, seed, seq, i, err)
+		}
+		if err := afterStep(ctx, t, before, w, start); err != nil {
+			failSequence(t, seed, seq, i, err)
+		}
+	}
+}
+
+// failSequence ends the check with the shortest failing prefix and the seed.
+func failSequence(t *checks.T, seed int64, seq []op, failed int, err error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the sequence with seed %d broke the contract at step %d of %d:\n", seed, failed+1, len(seq))
+	for i := 0; i <= failed; i++ {
+		mark := "  "
+		if i == failed {
+			mark = "->"
+		}
+		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, seq[i])
+	}
+	fmt.Fprintf(&b, "%s\nreplay: make check CHECK_FLAGS=\"--run sequences --seed %d\"", err, seed)
+	t.Fatalf("%s", b.String())
+}
+
+// doStep makes the change in the cluster or at the proxy.
+func doStep(ctx context.Context, t *checks.T, o op) {
+	switch o.Kind {
+	case opCreateService:
+		t.CreateService(ctx, o.Svc)
+	case opDeleteService:
+		t.DeleteService(ctx, o.Svc)
+	case opCreateRoute:
+		t.NewRouteWith(ctx, o.Route, checks.RouteSpec(o.Spec))
+	case opEditRoute:
+		t.Route(o.Route, "").Edit(ctx, o.String(), func(spec map[string]any) {
+			spec["hostname"], spec["prefix"], spec["service"], spec["port"] = o.Spec.Hostname, o.Spec.Prefix, o.Spec.Service, o.Spec.Port
+		})
+	case opDeleteRoute:
+		t.Route(o.Route, "").Delete(ctx)
+	case opNACKOn, opNACKOff:
+		t.Did(evidence.ProxyChanged, "EdgeRoute "+t.Namespace+"/"+o.Route, "%s", o)
+		reason := ""
+		if o.Kind == opNACKOn {
+			reason = sequenceNACK
+		}
+		t.Proxy.SetNACK(checks.RouteKey(t, o.Route), reason)
+	case opProxyDown, opProxyUp:
+		t.Did(evidence.ProxyChanged, "", "%s", o)
+		t.Proxy.SetDown(o.Kind == opProxyDown)
+	case opRestart:
+		t.KillController(ctx)
+		if o.Clear {
+			t.Did(evidence.ProxyChanged, "", "the proxy forgets its table")
+			t.Proxy.Clear()
+		}
+		t.StartController(ctx)
+	}
+}
+
+// contract compares the cluster and the proxy with the model.
+func contract(ctx context.Context, t *checks.T, w *world) error {
+	var problems []string
+	for _, name := range seqRoutes {
+		m := w.Routes[name]
+		r := t.Route(name, m.Spec.Service)
+		if !m.Exists {
+			if _, err := r.Get(ctx); !apierrors.IsNotFound(err) {
+				problems = append(problems, fmt.Sprintf("%s was deleted but still exists (a finalizer never removed?)", r))
+			}
+			if _, held := t.Proxy.Route(r.Key()); held && !w.Down {
+				problems = append(problems, fmt.Sprintf("the proxy still holds %s, which was deleted", name))
+			}
+			continue
+		}
+		if !w.Services[m.Spec.Service] {
+			if w.Down {
+				continue // its withdraw waits for the proxy
+			}
+			if err := r.HasConditions(ctx, serviceNotFound, programmedNotTrue); err != nil {
+				problems = append(problems, err.Error())
+			}
+			if _, held := t.Proxy.Route(r.Key()); held {
+				problems = append(problems, fmt.Sprintf("the proxy still holds %s, whose Service %s does not exist", name, m.Spec.Service))
+			}
+			continue
+		}
+		switch m.Outcome {
+		case acked:
+			if err := r.HasConditions(ctx, acceptedTrue, programmedTrue); err != nil {
+				problems = append(problems, err.Error())
+			}
+			if p := heldSpec(t, r.Key(), m.Spec); p != "" {
+				problems = append(problems, p)
+			}
+		case refused:
+			want := checks.Want{Type: programmed, Status: "False", Reason: "PushFailed"}
+			if w.NACK[name] && !w.Down {
+				want.Message = sequenceNACK
+			}
+			if err := r.HasConditions(ctx, acceptedTrue, want); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// heldSpec says what is wrong with the proxy's route for key, if anything.
+func heldSpec(t *checks.T, key proxy.Key, spec routeSpec) string {
+	got, ok := t.Proxy.Route(key)
+	if !ok {
+		return fmt.Sprintf("the proxy\n  expected: %s with %+v\n  observed: no such route", key, spec)
+	}
+	if got.Hostname != spec.Hostname || got.Prefix != spec.Prefix || got.Service != spec.Service || int64(got.Port) != spec.Port {
+		return fmt.Sprintf("the proxy holds an old spec of %s (every push must carry the current spec)\n  expected: %+v\n  observed: %+v",
+			key, spec, got)
+	}
+	return ""
+}
+
+// afterStep checks what only the step's history shows: no needless
+// withdraw, pushes of the current generation carrying its spec, and, once
+// everything is healthy, a quiet controller.
+func afterStep(ctx context.Context, t *checks.T, before, after *world, start time.Time) error {
+	var problems []string
+	keep := stayedProgrammed(before, after)
+	for _, ev := range t.Proxy.EventsIn(t.Namespace) {
+		if ev.Received.Before(start) {
+			continue
+		}
+		if ev.Method == "DELETE" && slices.Contains(keep, ev.Key.Name) {
+			problems = append(problems, fmt.Sprintf("%s was withdrawn at %s although it should have stayed programmed: "+
+				"a withdraw followed by a push is an outage on a real proxy", ev.Key.Name, ev.Received.Format("15:04:05.000")))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	if !healthy(after) {
+		return nil
+	}
+	t.WaitIdle(ctx)
+	m0, ok0 := t.LastMetrics()
+	mark := time.Now()
+	t.Sleep(ctx, sequenceQuiet)
+	m1, ok1 := t.LastMetrics()
+	if ok0 && ok1 && m1.ReconcileTotal > m0.ReconcileTotal {
+		return fmt.Errorf("the world is converged, but the controller reconciled %.0f times in %s with nothing changing (polling, or a loop)",
+			m1.ReconcileTotal-m0.ReconcileTotal, sequenceQuiet)
+	}
+	if tl := evidence.TallyAfter(t.Record.Events(), mark, ""); tl.StatusWrites > 0 {
+		return fmt.Errorf("the world is converged, but the controller wrote status %d times in %s; the last: %s",
+			tl.StatusWrites, sequenceQuiet, tl.LastStatus.Text)
+	}
+	return nil
+}
+
+// healthy: the proxy is up and nothing is refused, so nothing is retrying.
+func healthy(w *world) bool {
+	if w.Down {
+		return false
+	}
+	for _, r := range w.Routes {
+		if r.Exists && r.Outcome == refused {
+			return false
+		}
+	}
+	return true
+}

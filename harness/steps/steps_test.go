@@ -1,0 +1,119 @@
+package steps
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var root, _ = filepath.Abs(filepath.Join("..", ".."))
+
+func TestEveryStepIsConsistent(t *testing.T) {
+	for _, st := range All() {
+		t.Run(st.Name, func(t *testing.T) {
+			for _, p := range Lint(root, st) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestLintFindsATodoNamingAnUnknownCheck: the consistency check is not a
+// check that cannot fail.
+func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
+	st := Default()
+	tmp := t.TempDir()
+	src := filepath.Join(root, st.SolutionDir)
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, st.Chapter)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, st.Chapter), chapter, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := Lint(tmp, st); len(p) > 0 {
+		t.Fatalf("the copy is not clean before the edit: %v", p)
+	}
+	bad := filepath.Join(tmp, st.SolutionDir, "internal", "controller", "bad.go")
+	body := "package controller\n\n//gw10:begin bogus\n//gw10:todo Do something (checks: self-heal, no-such-check).\n//gw10:end\n"
+	if err := os.WriteFile(bad, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(Lint(tmp, st), "\n")
+	if !strings.Contains(problems, `names check "no-such-check"`) || strings.Contains(problems, `"self-heal"`) {
+		t.Fatalf("want exactly the unknown check reported, got:\n%s", problems)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Replace(body, "bogus", "watch", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if problems := strings.Join(Lint(tmp, st), "\n"); !strings.Contains(problems, `region ID "watch" is used twice`) {
+		t.Fatalf("a duplicate region ID is not reported:\n%s", problems)
+	}
+}
+
+// TestNoStepNameOutsideItsDescriptor: the harness knows each step only
+// through its descriptor. A string literal naming a step anywhere else in
+// the harness's Go code (tests included; imports, docs and testdata aside)
+// is a hard-coded step.
+func TestNoStepNameOutsideItsDescriptor(t *testing.T) {
+	harness := filepath.Join(root, "harness")
+	for _, st := range All() {
+		own := filepath.Join(harness, "steps", st.Name)
+		err := filepath.WalkDir(harness, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (path == own || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return nil
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			imports := map[*ast.BasicLit]bool{}
+			for _, imp := range f.Imports {
+				imports[imp.Path] = true
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if ok && lit.Kind == token.STRING && !imports[lit] && strings.Contains(lit.Value, st.Name) {
+					t.Errorf("%s: %s names step %s: use its descriptor (package steps)", fset.Position(lit.Pos()), lit.Value, st.Name)
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
