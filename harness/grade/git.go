@@ -137,6 +137,35 @@ func lsTree(ctx context.Context, repo, commit string) (map[string]entry, error) 
 	return files, nil
 }
 
+// upstreamHistory returns the IDs of every object reachable from commit:
+// each version of each file the upstream ever had.
+func upstreamHistory(ctx context.Context, repo, commit string) (map[string]bool, error) {
+	out, err := git(ctx, repo, "rev-list", "--objects", commit)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if id, _, _ := strings.Cut(line, " "); id != "" {
+			ids[id] = true
+		}
+	}
+	return ids, nil
+}
+
+// pathsEverAdded returns every path some commit reachable from commit added.
+func pathsEverAdded(ctx context.Context, repo, commit string) (map[string]bool, error) {
+	names, err := gitList(ctx, repo, "log", "--format=", "--name-only", "--diff-filter=A", "--no-renames", "-z", commit)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]bool{}
+	for _, n := range names {
+		paths[strings.TrimSpace(n)] = true
+	}
+	return paths, nil
+}
+
 // extract writes the files of a commit for which keep is true under dst,
 // through git archive. Only directories and regular files are written;
 // anything else (a symbolic link) is refused, as is any name that would land

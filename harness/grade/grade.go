@@ -117,7 +117,15 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 	if err != nil {
 		return err
 	}
-	t.Grading.Ignored = changedOutside(upFiles, subFiles, step)
+	history, err := upstreamHistory(ctx, t.Grading.Upstream.Repository, t.Grading.Upstream.Commit)
+	if err != nil {
+		return err
+	}
+	had, err := pathsEverAdded(ctx, repo, commit)
+	if err != nil {
+		return err
+	}
+	t.Grading.Ignored = changedOutside(upFiles, subFiles, step, history, had)
 	if reason := refuse(subFiles, step); reason != "" {
 		t.notGradable(reason)
 		return nil
@@ -212,16 +220,19 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 }
 
 // changedOutside lists the paths outside the step that the submission
-// added, changed or removed relative to the upstream.
-func changedOutside(upstream, submission map[string]entry, step string) []string {
+// changed: content the upstream never had at any commit (so a copy of an
+// older upstream does not list the files the upstream changed since), and
+// files the submission once had and removed (so files the upstream added
+// since are not listed either).
+func changedOutside(upstream, submission map[string]entry, step string, upstreamBlobs, submissionPaths map[string]bool) []string {
 	var out []string
 	for name, e := range submission {
-		if !under(name, step) && upstream[name] != e {
+		if !under(name, step) && upstream[name] != e && !upstreamBlobs[e.blob] {
 			out = append(out, name)
 		}
 	}
 	for name := range upstream {
-		if _, ok := submission[name]; !ok && !under(name, step) {
+		if _, ok := submission[name]; !ok && !under(name, step) && submissionPaths[name] {
 			out = append(out, name)
 		}
 	}

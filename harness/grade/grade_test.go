@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,7 +98,7 @@ func assemble(t *testing.T, opts Options) *Tree {
 
 // assertPristine checks that everything but step01/ in the tree is the
 // upstream's, and step01/controller.go is the submission's.
-func assertPristine(t *testing.T, tree *Tree, wantController string) {
+func assertPristine(t *testing.T, tree *Tree, upstreamFiles map[string]string, wantController string) {
 	t.Helper()
 	for name, body := range upstreamFiles {
 		if strings.HasPrefix(name, "step01/") {
@@ -120,17 +121,27 @@ func TestATamperedForkIsGradedWithTheUpstreamsHarness(t *testing.T) {
 		write(t, fork, name, body)
 	}
 	write(t, fork, "notes.md", "my notes\n")
+	run(t, fork, "git", "rm", "-q", "go.work")
 	run(t, fork, "git", "add", "-A")
 	run(t, fork, "git", "commit", "-qm", "solve, and help myself")
 	statusBefore := run(t, fork, "git", "status", "--porcelain", "--ignored")
+	// The upstream moves on after the fork: what it changed or added is not
+	// the learner's doing, and is not listed.
+	write(t, upstream, "README.md", "the workbook, revised\n")
+	write(t, upstream, "docs/new.md", "a new chapter\n")
+	run(t, upstream, "git", "add", "-A")
+	run(t, upstream, "git", "commit", "-qm", "upstream moves on")
+	upstreamFiles := maps.Clone(upstreamFiles)
+	upstreamFiles["README.md"] = "the workbook, revised\n"
+	upstreamFiles["docs/new.md"] = "a new chapter\n"
 
 	tree := assemble(t, Options{Root: upstream, Submission: fork})
 	g := tree.Grading
 	if !g.Official || !g.Gradable {
 		t.Fatalf("grading: %+v", g)
 	}
-	assertPristine(t, tree, tamper["step01/controller.go"])
-	want := []string{".github/workflows/grade.yml", "Makefile", "harness/checks/step01.go", "harness/grade/grade.go", "notes.md"}
+	assertPristine(t, tree, upstreamFiles, tamper["step01/controller.go"])
+	want := []string{".github/workflows/grade.yml", "Makefile", "go.work", "harness/checks/step01.go", "harness/grade/grade.go", "notes.md"}
 	if !reflect.DeepEqual(g.Ignored, want) {
 		t.Errorf("ignored %v, want %v", g.Ignored, want)
 	}
@@ -166,7 +177,7 @@ func TestATemplateCopyWithoutSharedHistoryGrades(t *testing.T) {
 		if !g.Gradable || !reflect.DeepEqual(g.Ignored, []string{"harness/checks/step01.go"}) {
 			t.Fatalf("ref %q: %+v", ref, g)
 		}
-		assertPristine(t, tree, "package step01\n\n"+want+"\n")
+		assertPristine(t, tree, upstreamFiles, "package step01\n\n"+want+"\n")
 	}
 }
 
@@ -184,7 +195,7 @@ func TestAPullRequestRefIsFetched(t *testing.T) {
 	if tree.Grading.Submission.Commit != sha {
 		t.Fatalf("graded %s, want %s", tree.Grading.Submission.Commit, sha)
 	}
-	assertPristine(t, tree, "package step01\n\n// from the PR\n")
+	assertPristine(t, tree, upstreamFiles, "package step01\n\n// from the PR\n")
 }
 
 func TestNotGradable(t *testing.T) {
@@ -252,7 +263,7 @@ func TestTheLocalCheckoutIsFeedback(t *testing.T) {
 	if !reflect.DeepEqual(g.Ignored, []string{"harness/grade/grade.go", "scratch.txt"}) {
 		t.Errorf("ignored: %v", g.Ignored)
 	}
-	assertPristine(t, tree, "package step01\n\n// work in progress\n")
+	assertPristine(t, tree, upstreamFiles, "package step01\n\n// work in progress\n")
 	if _, err := os.Stat(filepath.Join(tree.StepDir, "extra.go")); err != nil {
 		t.Errorf("the untracked step file was not graded: %v", err)
 	}

@@ -93,8 +93,9 @@ type Grading struct {
 	Reason     string   `json:"reason,omitempty"`
 	Upstream   Revision `json:"upstream"`
 	Submission Revision `json:"submission"`
-	// Ignored are the files outside the step whose content differs from the
-	// upstream's (added, changed or removed): not used, not trusted.
+	// Ignored are the files outside the step that the submission changed
+	// (content the upstream never had, or a file it removed): not used, not
+	// trusted.
 	Ignored []string `json:"ignoredOutsideStep"`
 	// GeneratedDrift are the submission's committed generated files (CRD,
 	// ClusterRole, deepcopy) that differ from what its markers generate; the
