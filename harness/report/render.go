@@ -112,7 +112,7 @@ func (r *Report) gradingLines(code func(string) string) []string {
 			"run make manifests generate in %s and commit): %s", code(step), list(g.GeneratedDrift, code)))
 	}
 	if len(g.Ignored) > 0 {
-		lines = append(lines, fmt.Sprintf("Ignored, not trusted (outside %s, differ from the upstream): %s", code(step), list(g.Ignored, code)))
+		lines = append(lines, fmt.Sprintf("Ignored, not trusted (changed by the submission outside %s; the upstream's were used): %s", code(step), list(g.Ignored, code)))
 	}
 	return lines
 }
