@@ -81,3 +81,11 @@ test: $(GW10) lint-workflows ## Run the workbook's own test suite (every module;
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./harness/... ./solutions/step01/... ./step01/...
 	KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" go test -count=1 -timeout 45m ./harness/... ./solutions/step01/... ./step01/...
+
+.PHONY: kind-image
+kind-image: $(GW10) ## Build the kind node image from the Go module proxy and Debian packages (first run: about an hour).
+	@$(GW10) kind-image
+
+.PHONY: test-kind
+test-kind: ## kind end to end: engine, node image, kind-up, the solution, both checks, kind-down.
+	@scripts/test-kind.sh

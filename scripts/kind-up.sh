@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
 # Create (or reuse) the kind cluster "gw10" and point kubectl at it.
+#
+# The node image is kind's own where the engine has it or a registry serves
+# it; otherwise the workbook's, built locally from the Go module proxy and
+# Debian packages (make kind-image; once). On cgroup v1 hosts the kubelet is
+# told to accept cgroup v1 (failCgroupV1: false), which it refuses by default.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -8,7 +13,11 @@ if kind get clusters 2>/dev/null | grep -qx "$CLUSTER_NAME"; then
   echo "kind cluster $CLUSTER_NAME already exists; reusing it"
   kind export kubeconfig --name "$CLUSTER_NAME"
 else
-  kind create cluster --name "$CLUSTER_NAME" --config "$WORKBOOK/scripts/kind-config.yaml" --wait 2m
+  image=$(gw10 kind-image --choose)
+  config=$(kind_config)
+  trap 'rm -f "$config"' EXIT
+  echo "creating kind cluster $CLUSTER_NAME with node image $image"
+  kind create cluster --name "$CLUSTER_NAME" --config "$config" --image "$image" --wait 5m
 fi
 cat <<MSG
 

@@ -8,6 +8,33 @@ CLUSTER_NAME="${GW10_KIND_CLUSTER:-gw10}"
 # the node image kind itself pulls.
 kind() { (cd "$WORKBOOK" && go tool kind "$@"); }
 
+# gw10 runs the workbook's harness (built and cached by the go command).
+gw10() { (cd "$WORKBOOK" && go run ./harness/cmd/gw10 "$@"); }
+
+# kind_config prints the path of a temporary copy of scripts/kind-config.yaml,
+# with the kubelet patch that cgroup v1 hosts need (as the harness adds it).
+kind_config() {
+  local config
+  config=$(mktemp "${TMPDIR:-/tmp}/gw10-kind-config.XXXXXX.yaml")
+  cp "$WORKBOOK/scripts/kind-config.yaml" "$config"
+  if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+    if grep -q '^kubeadmConfigPatches:' "$config"; then
+      echo "scripts/kind-config.yaml has kubeadmConfigPatches of its own; add the failCgroupV1: false patch there" >&2
+      exit 1
+    fi
+    cat >>"$config" <<'YAML'
+# added by scripts/kind-up.sh: this host mounts cgroup v1, which kubelet 1.35+
+# refuses unless told otherwise
+kubeadmConfigPatches:
+  - |
+    apiVersion: kubelet.config.k8s.io/v1beta1
+    kind: KubeletConfiguration
+    failCgroupV1: false
+YAML
+  fi
+  echo "$config"
+}
+
 # preflight exits non-zero with a clear message unless Docker or Podman is
 # installed and its engine answers. It sets KIND_EXPERIMENTAL_PROVIDER for Podman.
 preflight() {

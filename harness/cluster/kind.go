@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -13,7 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
+	kindlog "sigs.k8s.io/kind/pkg/log"
 	"sigs.k8s.io/yaml"
+
+	"github.com/10xdev/gw10/harness/kindimage"
 )
 
 // KindConfigPath is the workbook's kind config, relative to its root.
@@ -43,7 +48,11 @@ type KindOptions struct {
 	Name       string // cluster name
 	ConfigPath string
 	Keep       bool // reuse an existing cluster and leave it running
-	Progress   io.Writer
+	// Image is the node image; empty: kind's default where the engine has
+	// it or a registry serves it, else the workbook's locally built image
+	// (kindimage.NodeImage).
+	Image    string
+	Progress io.Writer
 }
 
 // KindBackend runs the checks on a kind cluster it creates (or reuses).
@@ -54,8 +63,9 @@ type KindBackend struct {
 	identity *serviceAccountIdentity
 }
 
-// kindCreateWait bounds waiting for the control plane to be ready.
-const kindCreateWait = 3 * time.Minute
+// kindCreateWait bounds waiting for the control plane to be ready (a busy
+// 2-core machine needs minutes).
+const kindCreateWait = 5 * time.Minute
 
 // NewKindBackend checks for a container engine first, so that a machine
 // without one fails fast with a message instead of a traceback.
@@ -72,7 +82,7 @@ func NewKindBackend(ctx context.Context, opts KindOptions) (*KindBackend, error)
 	if engine.Name == "podman" {
 		providerOpt = kindcluster.ProviderWithPodman()
 	}
-	p := kindcluster.NewProvider(providerOpt)
+	p := kindcluster.NewProvider(providerOpt, kindcluster.ProviderWithLogger(kindLogger{w: opts.Progress}))
 	b := &KindBackend{opts: opts, provider: p}
 	existing, err := p.List()
 	if err != nil {
@@ -84,10 +94,18 @@ func NewKindBackend(ctx context.Context, opts KindOptions) (*KindBackend, error)
 		}
 		fmt.Fprintf(opts.Progress, "reusing kind cluster %s\n", opts.Name)
 	} else {
-		fmt.Fprintf(opts.Progress, "creating kind cluster %s (%s; the node image is pulled on first use)\n", opts.Name, engine.Name)
-		if err := p.Create(opts.Name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithWaitForReady(kindCreateWait),
+		image := opts.Image
+		if image == "" {
+			if image, err = kindimage.NodeImage(ctx, opts.Progress); err != nil {
+				return nil, err
+			}
+		}
+		ForCgroupV1Host(cfg, CgroupV1Host())
+		fmt.Fprintf(opts.Progress, "creating kind cluster %s (%s, node image %s)\n", opts.Name, engine.Name, image)
+		if err := p.Create(opts.Name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithNodeImage(image),
+			kindcluster.CreateWithWaitForReady(kindCreateWait),
 			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false)); err != nil {
-			return nil, fmt.Errorf("creating kind cluster %s: %w", opts.Name, err)
+			return nil, kindError(fmt.Sprintf("creating kind cluster %s", opts.Name), err)
 		}
 	}
 	kc, err := p.KubeConfig(opts.Name, false)
@@ -128,3 +146,67 @@ func (b *KindBackend) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// failCgroupV1Patch lets kubelet 1.35+ run on a cgroup v1 host: it refuses
+// one by default (failCgroupV1: true), and kind does not override that.
+const failCgroupV1Patch = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+`
+
+// CgroupV1Host reports whether this machine mounts cgroup v1 (no unified
+// hierarchy at /sys/fs/cgroup): kind's nodes inherit it.
+func CgroupV1Host() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err != nil
+}
+
+// ForCgroupV1Host adds the kubelet patch that cgroup v1 hosts need to cfg,
+// and nothing elsewhere.
+func ForCgroupV1Host(cfg *v1alpha4.Cluster, v1 bool) {
+	if v1 && !slices.Contains(cfg.KubeadmConfigPatches, failCgroupV1Patch) {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, failCgroupV1Patch)
+	}
+}
+
+// kindError keeps what kind says about a failed command (kind's errors only
+// say "exit status 1"; the cause, e.g. a registry that does not answer, is
+// in the command's output).
+func kindError(what string, err error) error {
+	rerr := kindexec.RunErrorForError(err)
+	if rerr == nil || len(strings.TrimSpace(string(rerr.Output))) == 0 {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w\n%s said:\n%s", what, err, rerr.PrettyCommand(), lastLines(string(rerr.Output), 20))
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// kindLogger shows kind's progress ("Preparing nodes", "Starting
+// control-plane", ...) and warnings on the harness's progress output.
+type kindLogger struct{ w io.Writer }
+
+func (l kindLogger) Warn(m string)                        { fmt.Fprintf(l.w, "kind: %s\n", m) }
+func (l kindLogger) Warnf(f string, a ...any)             { l.Warn(fmt.Sprintf(f, a...)) }
+func (l kindLogger) Error(m string)                       { fmt.Fprintf(l.w, "kind: ERROR: %s\n", m) }
+func (l kindLogger) Errorf(f string, a ...any)            { l.Error(fmt.Sprintf(f, a...)) }
+func (l kindLogger) V(v kindlog.Level) kindlog.InfoLogger { return kindInfo{w: l.w, on: v == 0} }
+
+type kindInfo struct {
+	w  io.Writer
+	on bool
+}
+
+func (i kindInfo) Info(m string) {
+	if i.on {
+		fmt.Fprintf(i.w, "kind: %s\n", m)
+	}
+}
+func (i kindInfo) Infof(f string, a ...any) { i.Info(fmt.Sprintf(f, a...)) }
+func (i kindInfo) Enabled() bool            { return i.on }

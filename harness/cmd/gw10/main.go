@@ -32,6 +32,7 @@ func commands() map[string]command {
 		"skeleton":      {"regenerate step01/ from solutions/step01/ (overwrites step01/)", runSkeleton},
 		"diff":          {"show the learner's step01/ against the solution, or --against skeleton: what the learner changed", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
+		"kind-image":    {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}
 }
 
