@@ -124,7 +124,9 @@ func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 	sub := submission(t, map[string]string{"step01/go.mod": ""})
 	out := staleReports(t)
-	err := runGrade(context.Background(), []string{"--root", workbook, "--submission", sub, "--out", out})
+	// Pinned: others may commit to the workbook while the test runs.
+	upHead := git(t, workbook, "rev-parse", "HEAD")
+	err := runGrade(context.Background(), []string{"--root", workbook, "--upstream-ref", upHead, "--submission", sub, "--out", out})
 	wantExit(t, err, 1)
 
 	r := readReports(t, out)
@@ -133,8 +135,7 @@ func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 		t.Fatalf("JSON: summary %+v, grading %+v", s, g)
 	}
 	head := git(t, sub, "rev-parse", "HEAD")
-	upHead := git(t, workbook, "rev-parse", "HEAD")
-	if g.Submission.Commit != head || g.Upstream.Commit != upHead || !g.Official {
+	if g.Submission.Commit != head || g.Upstream.Commit != upHead || g.Upstream.Ref != upHead || !g.Official {
 		t.Errorf("JSON revisions: %+v %+v", g.Submission, g.Upstream)
 	}
 	if r.junit.Failures == 0 || r.property("gradable") != "false" || r.property("points") != "0" ||
