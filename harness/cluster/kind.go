@@ -192,7 +192,7 @@ func lastLines(s string, n int) string {
 // control-plane", ...) and warnings on the harness's progress output.
 type kindLogger struct{ w io.Writer }
 
-func (l kindLogger) Warn(m string)                        { fmt.Fprintf(l.w, "kind: %s\n", m) }
+func (l kindLogger) Warn(m string)                        { fmt.Fprintf(l.w, "kind: %s\n", strings.TrimSpace(m)) }
 func (l kindLogger) Warnf(f string, a ...any)             { l.Warn(fmt.Sprintf(f, a...)) }
 func (l kindLogger) Error(m string)                       { fmt.Fprintf(l.w, "kind: ERROR: %s\n", m) }
 func (l kindLogger) Errorf(f string, a ...any)            { l.Error(fmt.Sprintf(f, a...)) }
@@ -204,7 +204,7 @@ type kindInfo struct {
 }
 
 func (i kindInfo) Info(m string) {
-	if i.on {
+	if m = strings.TrimSpace(m); i.on && m != "" {
 		fmt.Fprintf(i.w, "kind: %s\n", m)
 	}
 }
