@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/10xdev/gw10/harness/gotool"
 )
@@ -86,9 +87,20 @@ func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles the skeleton's controller package")
 	}
-	cmd := exec.Command("go", "test", "-count=1", "-run", "TestConditionsFor", "./internal/controller")
+	// Stop go test before this test's own deadline, so that a slow machine
+	// gets a failure that says so instead of an orphaned go test.
+	ctx := context.Background()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "^TestConditionsFor$", "./internal/controller")
 	cmd.Dir = filepath.Join(root, "step01")
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("go test of the skeleton's controller package did not finish before the test deadline:\n%s", out)
+	}
 	if err == nil {
 		t.Fatalf("TestConditionsFor passes on the skeleton; it must fail until conditionsFor is written:\n%s", out)
 	}
