@@ -77,6 +77,8 @@ cluster-down: $(GW10) ## Stop the dev control plane and remove its data.
 .PHONY: test
 test: $(GW10) lint-workflows ## Run the workbook's own test suite (every module; builds envtest binaries if missing).
 	@$(GW10) assets
+	@command -v chromium >/dev/null || (echo "installing chromium (Debian) for the timeline's browser test ..." && apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+	  || echo "chromium could not be installed: the timeline's browser test will say it was skipped"
 	@unformatted="$$(gofmt -l harness solutions step01)"; \
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./harness/... ./solutions/step01/... ./step01/...
@@ -89,3 +91,13 @@ kind-image: $(GW10) ## Build the kind node image from the Go module proxy and De
 .PHONY: test-kind
 test-kind: ## kind end to end: engine, node image, kind-up, the solution, both checks, kind-down.
 	@scripts/test-kind.sh
+
+# make bench: the solution by default; ROUTES the numbers of EdgeRoutes to
+# measure; CHECK_REPORT a `gw10 check --json` report to include.
+BENCH_STEP ?= $(if $(filter command line,$(origin STEP)),$(STEP),solutions/step01)
+ROUTES ?= 100,1000,5000
+CHECK_REPORT ?=
+
+.PHONY: bench
+bench: $(GW10) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000), against the API server's own limit; reports/bench.*.
+	@$(GW10) bench --step $(BENCH_STEP) --routes $(ROUTES) $(if $(CHECK_REPORT),--check-report $(CHECK_REPORT)) --out reports

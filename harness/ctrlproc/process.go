@@ -28,6 +28,8 @@ type Config struct {
 	DataplaneURL string
 	// LogFile receives the full log (appended across restarts).
 	LogFile string
+	// Args are more flags for the controller (the bench's worker count).
+	Args []string
 }
 
 // Process is one running controller.
@@ -57,6 +59,7 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 		"--health-probe-bind-address=" + probe,
 		"--dataplane-url=" + cfg.DataplaneURL,
 	}
+	args = append(args, cfg.Args...)
 	cmd := exec.Command(cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
 	// Its own process group (a terminal's Ctrl-C reaches the harness, which

@@ -140,14 +140,35 @@ type run struct {
 func (r *run) note(msg string) { r.notes = append(r.notes, msg) }
 
 func (r *run) pipeline(ctx context.Context) error {
+	ok, err := r.setup(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		reason := "not run: an earlier stage failed"
+		if ctx.Err() != nil {
+			reason = "not run: interrupted"
+		}
+		for _, c := range r.opts.Checks {
+			r.rep.Checks = append(r.rep.Checks, r.skipped(c, reason))
+		}
+		return nil
+	}
+	r.runAllChecks(ctx)
+	return nil
+}
+
+// setup runs the stages up to a started controller and says whether they
+// all passed; the checks (or the bench, see Start) come after it.
+func (r *run) setup(ctx context.Context) (bool, error) {
 	Sweep(r.opts.Out)
 	dir, err := os.MkdirTemp("", runDirPrefix)
 	if err != nil {
-		return fmt.Errorf("creating run directory: %w", err)
+		return false, fmt.Errorf("creating run directory: %w", err)
 	}
 	r.dir = dir
 	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return fmt.Errorf("writing run directory owner: %w", err)
+		return false, fmt.Errorf("writing run directory owner: %w", err)
 	}
 
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.Label)
@@ -174,17 +195,8 @@ func (r *run) pipeline(ctx context.Context) error {
 		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
 	if !ok {
 		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
-		reason := "not run: an earlier stage failed"
-		if ctx.Err() != nil {
-			reason = "not run: interrupted"
-		}
-		for _, c := range r.opts.Checks {
-			r.rep.Checks = append(r.rep.Checks, r.skipped(c, reason))
-		}
-		return nil
 	}
-	r.runAllChecks(ctx)
-	return nil
+	return ok, nil
 }
 
 // stage runs one pipeline stage, reports it, and says whether to go on.

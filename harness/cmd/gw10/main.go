@@ -32,6 +32,7 @@ func commands() map[string]command {
 		"skeleton":      {"regenerate step01/ from solutions/step01/ (overwrites step01/)", runSkeleton},
 		"diff":          {"show the learner's step01/ against the solution, or --against skeleton: what the learner changed", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
+		"bench":         {"measure how a step's controller scales with the number of EdgeRoutes, against the API server's own limit", runBench},
 		"kind-image":    {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}
 }

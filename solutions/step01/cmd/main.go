@@ -11,6 +11,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,6 +35,7 @@ func run() error {
 		enableLeaderElec bool
 		dataplaneURL     string
 		dataplaneTimeout time.Duration
+		workers          int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to, served as plain HTTP (e.g. 127.0.0.1:8080). Use 0 to disable it.")
@@ -43,6 +45,9 @@ func run() error {
 	flag.StringVar(&dataplaneURL, "dataplane-url", "",
 		"Base URL of the proxy admin API (e.g. http://127.0.0.1:9901). Empty: log pushes and always ACK.")
 	flag.DurationVar(&dataplaneTimeout, "dataplane-timeout", 5*time.Second, "Timeout of one data plane request.")
+	flag.IntVar(&workers, "max-concurrent-reconciles", 1,
+		"How many EdgeRoutes are reconciled at once. Each reconcile mostly waits on the proxy and the API server, "+
+			"so a few workers converge many routes faster; one key is never reconciled by two workers at once.")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -73,6 +78,7 @@ func run() error {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         enableLeaderElec,
 		LeaderElectionID:       "edgeroute.net.10xdev.io",
+		Controller:             config.Controller{MaxConcurrentReconciles: workers},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
