@@ -13,6 +13,7 @@ import (
 	"github.com/10xdev/gw10/harness/runner"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/timeline"
 )
 
 // checkFlags are shared by check and grade.
@@ -22,6 +23,7 @@ type checkFlags struct {
 	run                 string
 	seed                int64
 	jsonOut, junit, md  string
+	timeline            string
 	verbose             bool
 	// kind and existing backends
 	kindName, kubeContext, allowContext string
@@ -38,6 +40,7 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to this file")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
+	fs.StringVar(&f.timeline, "timeline", defaultTimeline, "write the timeline of every check (one HTML file, for a browser) to this file; empty: none")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log")
 	fs.StringVar(&f.kindName, "kind-name", "gw10-check", "kind: the cluster to create (and delete)")
 	fs.BoolVar(&f.keep, "keep", false, "kind: reuse the cluster if it exists and keep it afterwards")
@@ -69,6 +72,9 @@ func runChecks(ctx context.Context, f checkFlags) (*report.Report, error) {
 	rep.Terminal(os.Stdout)
 	if err := writeReports(rep, f); err != nil {
 		return rep, err
+	}
+	if f.timeline != "" {
+		fmt.Printf("Timeline of every check: %s (open it in a browser)\n", f.timeline)
 	}
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "gw10: run", runErr, "— everything it started has been stopped")
@@ -127,8 +133,17 @@ func writeReports(rep *report.Report, f checkFlags) error {
 			return err
 		}
 	}
+	if f.timeline != "" {
+		if err := timeline.Write(f.timeline, rep); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// defaultTimeline is where check writes the timeline; grade writes it to
+// its --out directory.
+const defaultTimeline = "reports/timeline.html"
 
 func exitFor(rep *report.Report) error {
 	if rep.Summary.OK {

@@ -41,8 +41,11 @@ func runGrade(ctx context.Context, args []string) error {
 	if f.md == "" {
 		f.md = filepath.Join(*out, "summary.md")
 	}
+	if f.timeline == defaultTimeline {
+		f.timeline = filepath.Join(*out, "timeline.html")
+	}
 	// Fresh or not at all: a run that stops early leaves no reports behind.
-	if err := report.RemoveReports(f.jsonOut, f.junit, f.md); err != nil {
+	if err := report.RemoveReports(f.jsonOut, f.junit, f.md, f.timeline); err != nil {
 		return err
 	}
 

@@ -1,0 +1,165 @@
+package timeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/tools/txtar"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/runner"
+	"github.com/10xdev/gw10/harness/steps"
+)
+
+// root is the workbook root, seen from harness/timeline.
+var root, _ = filepath.Abs(filepath.Join("..", ".."))
+
+// chromiumFlags run Debian's chromium headless as root, with nothing
+// fetched in the background.
+var chromiumFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+	"--hide-scrollbars", "--window-size=1400,1000",
+}
+
+// TestTimelineOfARealRunInChromium runs two checks for real on a polling
+// controller (crd-schema passes, self-heal fails), writes their timeline, and
+// opens it in chromium: the rendered page has the four lanes, the failed
+// check and its failed expectation marked, and its script ran.
+func TestTimelineOfARealRunInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed, so the timeline was not opened in a browser (make test installs it: apt-get install chromium)")
+	}
+	if testing.Short() {
+		t.Skip("a real run on envtest")
+	}
+	rep := realRun(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "timeline.html")
+	if err := Write(page, rep); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOffline(t, string(html))
+
+	dom := runChromium(t, chromium, dir, "--dump-dom", "file://"+page)
+	for _, want := range []string{
+		`data-timeline="ready"`, // the script ran to its end
+		`data-lane="harness"`, `data-lane="API server"`, `data-lane="controller"`, `data-lane="proxy"`,
+		`data-check="crd-schema" data-status="pass"`, `data-check="self-heal" data-status="fail"`,
+		`data-expectation="failed"`, "<svg",
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered page lacks %s", want)
+		}
+	}
+	shot := filepath.Join(dir, "timeline.png")
+	runChromium(t, chromium, dir, "--screenshot="+shot, "file://"+page)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("no screenshot of the page, or an empty one: %v", err)
+	}
+	if out := os.Getenv("GW10_TIMELINE_SCREENSHOT"); out != "" {
+		data, _ := os.ReadFile(shot)
+		_ = os.WriteFile(out, data, 0o644)
+	}
+}
+
+// runChromium runs headless chromium on a page with a fresh profile and
+// returns what it printed on stdout.
+func runChromium(t *testing.T, chromium, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	profile, err := os.MkdirTemp(dir, "profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]string{"--user-data-dir=" + profile}, chromiumFlags...), args...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, chromium, all...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
+			t.Errorf("the page logged: %s", l)
+		}
+	}
+	return stdout.String()
+}
+
+// realRun runs crd-schema and self-heal on a copy of the solution with the
+// owns-requeue mutant applied (a polling controller: crd-schema passes,
+// self-heal fails). A run regenerates files in its module, so a copy.
+func realRun(t *testing.T) *report.Report {
+	t.Helper()
+	ctrllog.SetLogger(logr.Discard())
+	st := steps.Default()
+	stepDir := filepath.Join(t.TempDir(), st.Dir)
+	if out, err := exec.Command("cp", "-R", filepath.Join(root, st.SolutionDir), stepDir).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v\n%s", st.SolutionDir, err, out)
+	}
+	_ = os.RemoveAll(filepath.Join(stepDir, "bin"))
+	applyMutant(t, filepath.Join(root, "harness", "testdata", st.Name, "mutants", "owns-requeue.txtar"), stepDir)
+	work := filepath.Join(filepath.Dir(stepDir), "go.work")
+	body := fmt.Sprintf("go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n", filepath.Join(root, "harness"), stepDir)
+	if err := os.WriteFile(work, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	selected, err := checks.Select(st.Checks, []string{"crd-schema", "self-heal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep, err := runner.Run(context.Background(), runner.Options{
+		Root: root, Step: st, StepDir: stepDir, Label: st.Dir, Checks: selected, Seed: 1,
+		Out: &out, GoEnv: []string{"GOWORK=" + work},
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if len(rep.Checks) != 2 || rep.Checks[0].Status != report.Pass || rep.Checks[1].Status != report.Fail {
+		rep.Terminal(&out)
+		t.Fatalf("want crd-schema passing and self-heal failing on the polling mutant:\n%s", out.String())
+	}
+	return rep
+}
+
+// applyMutant makes the FILE:old to FILE:new replacements of a mutant
+// (harness/testdata/<step>/mutants) in dir.
+func applyMutant(t *testing.T, mutant, dir string) {
+	t.Helper()
+	ar, err := txtar.ParseFile(mutant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(ar.Files); i += 2 {
+		path := filepath.Join(dir, strings.TrimSuffix(ar.Files[i].Name, ":old"))
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, repl := string(ar.Files[i].Data), string(ar.Files[i+1].Data)
+		if !strings.Contains(string(src), old) {
+			t.Fatalf("%s: %s does not hold the text the mutant replaces", mutant, path)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(src), old, repl, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
