@@ -89,10 +89,10 @@ func (r *Result) Terminal(w io.Writer) {
 func (r *Result) said() []string {
 	out := []string{r.Growth.Sentence}
 	for _, run := range r.Runs {
-		for what, note := range map[string]string{"cold start": run.Cold.Note, "restart": run.Restart.Note,
-			"self-heal": run.SelfHeal.Note, "spec change": run.SpecChange.Note} {
-			if note != "" {
-				out = append(out, fmt.Sprintf("N=%d %s: %s", run.Routes, what, note))
+		for _, n := range []struct{ what, note string }{{"cold start", run.Cold.Note}, {"restart", run.Restart.Note},
+			{"self-heal", run.SelfHeal.Note}, {"spec change", run.SpecChange.Note}} {
+			if n.note != "" {
+				out = append(out, fmt.Sprintf("N=%d %s: %s", run.Routes, n.what, n.note))
 			}
 		}
 	}
