@@ -99,7 +99,7 @@ func draw(events []evidence.Event, dur time.Duration) *drawing {
 		d.End = &endView{X: a.X(end), Label: "end " + trimSeconds(dur.Seconds())}
 		kept := d.Ticks[:0]
 		for _, t := range d.Ticks { // the end's label takes their place
-			if t.X < d.End.X-2*tickRoom || t.X > d.End.X+2*tickRoom {
+			if t.X < d.End.X-3*tickRoom || t.X > d.End.X+3*tickRoom {
 				kept = append(kept, t)
 			}
 		}
