@@ -25,7 +25,11 @@ version = 2
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "registry.k8s.io/pause:` + PauseVersion + `"
   tolerate_missing_hugepages_controller = true
-  restrict_oom_score_adj = false
+  # Never below containerd's own oom_score_adj: lowering it needs
+  # CAP_SYS_RESOURCE, which VMs like these lack (runc then fails with "can't
+  # get final child's PID from pipe: EOF"). Where containerd runs at -999, as
+  # its unit asks, this changes nothing for the pods' -997/-998.
+  restrict_oom_score_adj = true
 `
 
 // PodSubnet is kind's default pod network; the controller manager gives the

@@ -197,25 +197,32 @@ func importDir(ctx context.Context, dir, image string) error {
 		"--change", "ENV container=docker",
 		"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`,
 		"-", image)
-	pipe, err := tarCmd.StdoutPipe()
+	// An os.Pipe closed here once both have it: if docker import stops
+	// early, tar gets EPIPE instead of waiting for a reader forever.
+	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("piping tar into docker import: %w", err)
 	}
-	imp.Stdin = pipe
 	var tarErr, impOut bytes.Buffer
-	tarCmd.Stderr = &tarErr
-	imp.Stdout = &impOut
-	imp.Stderr = &impOut
-	if err := tarCmd.Start(); err != nil {
-		return fmt.Errorf("starting tar: %w", err)
+	tarCmd.Stdout, tarCmd.Stderr = w, &tarErr
+	imp.Stdin, imp.Stdout, imp.Stderr = r, &impOut, &impOut
+	startErr := tarCmd.Start()
+	if startErr == nil {
+		startErr = imp.Start()
 	}
-	impErr := imp.Run()
+	r.Close()
+	w.Close()
+	if startErr != nil {
+		_ = tarCmd.Wait()
+		return fmt.Errorf("starting tar | docker import: %w", startErr)
+	}
+	impErr := imp.Wait()
 	waitErr := tarCmd.Wait()
-	if waitErr != nil {
-		return fmt.Errorf("tar of %s: %v: %s", dir, waitErr, lastLines(tarErr.String(), 10))
-	}
 	if impErr != nil {
 		return fmt.Errorf("docker import: %v: %s", impErr, lastLines(impOut.String(), 10))
+	}
+	if waitErr != nil {
+		return fmt.Errorf("tar of %s: %v: %s", dir, waitErr, lastLines(tarErr.String(), 10))
 	}
 	return nil
 }
@@ -258,7 +265,10 @@ echo "containerd did not answer in 60s"; tail -20 /var/log/containerd-build.log;
 			return err
 		}
 	}
-	if err := dexec(nil, "bash", "-c", `pkill containerd; for i in $(seq 1 30); do pgrep -x containerd >/dev/null || exit 0; sleep 1; done; exit 1`); err != nil {
+	// sleep, the container's init, does not reap: a stopped containerd
+	// stays a zombie (state Z), which counts as gone.
+	if err := dexec(nil, "bash", "-c", `pkill -x containerd; for i in $(seq 1 30); do ps -C containerd -o stat= | grep -qv '^Z' || exit 0; sleep 1; done
+echo "containerd did not stop in 30s"; exit 1`); err != nil {
 		return err
 	}
 	if err := dexec(nil, "rm", "-f", "/var/log/containerd-build.log"); err != nil {
