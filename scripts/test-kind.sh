@@ -34,7 +34,7 @@ finish() {
   kind delete cluster --name gw10-check >/dev/null 2>&1
   $started_engine && scripts/docker-down.sh
   echo "$passed passed, $failed failed"
-  [ "$failed" = 0 ]
+  [ "$failed" = 0 ] || exit 1
 }
 trap finish EXIT
 
@@ -48,11 +48,14 @@ export KUBECONFIG="${KUBECONFIG:-$HOME/.kube/config}"
 
 run_solution_by_hand() {
   (cd solutions/step01 && make install) || return 1
-  (cd solutions/step01 && exec go run ./cmd) >/tmp/gw10-test-kind-controller.log 2>&1 &
+  # Built first and run as is: killing `go run` would leave the controller
+  # running, and a second controller spoils the checks that follow.
+  (cd solutions/step01 && go build -o bin/manager ./cmd) || return 1
+  solutions/step01/bin/manager >/tmp/gw10-test-kind-controller.log 2>&1 &
   controller_pid=$!
   kubectl create namespace gw10-test-kind --dry-run=client -o yaml | kubectl apply -f - &&
     kubectl -n gw10-test-kind apply -f solutions/step01/config/samples/net_v1_edgeroute.yaml &&
-    kubectl -n gw10-test-kind wait edgeroute --all --for=jsonpath='{.status.observedGeneration}'=1 --timeout=3m
+    kubectl -n gw10-test-kind wait edgeroute --all --for=condition=Accepted=False --timeout=3m
   local rc=$?
   kill "$controller_pid" 2>/dev/null
   wait "$controller_pid" 2>/dev/null
