@@ -31,8 +31,9 @@ type activity struct {
 	// so a retry is probably waiting in the queue (delayed items are not in
 	// workqueue_depth).
 	timer bool
-	// known: the last scrape succeeded.
-	known bool
+	// known: the last scrape succeeded; scraped is when it was read.
+	known   bool
+	scraped time.Time
 }
 
 // run scrapes until the returned stop is called or ctx ends.
@@ -70,7 +71,7 @@ func (a *activity) scrape(ctx context.Context) {
 		a.changed = now // unknown counts as busy: keep waiting
 		return
 	}
-	a.known = true
+	a.known, a.scraped = true, now
 	if a.last == nil {
 		a.changed = now // the baseline: quiet is counted from the first scrape
 	}
@@ -141,15 +142,32 @@ func resultList(d map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// quiet reports how long the controller has shown no work, and whether it
-// may be waiting on a timer. Unknown (no scrape yet, or a failed one) is 0.
+// quiet reports how long the controller has been seen doing no work (from
+// its last work to the newest scrape that still showed none: a scrape that is
+// late on a loaded machine proves nothing about the time since), and whether
+// it may be waiting on a timer. Unknown (no scrape yet, or a failed one) is 0.
 func (a *activity) quiet() (time.Duration, bool) {
+	return a.quietSince(time.Time{}), a.pendingTimer()
+}
+
+func (a *activity) pendingTimer() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.known || a.last == nil || a.changed.IsZero() {
-		return 0, a.timer
+	return a.timer
+}
+
+// quietSince is how long scrapes taken after start have seen no work.
+func (a *activity) quietSince(start time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.known || a.last == nil || a.scraped.Before(start) {
+		return 0
 	}
-	return time.Since(a.changed), a.timer
+	from := a.changed
+	if from.Before(start) {
+		from = start
+	}
+	return a.scraped.Sub(from)
 }
 
 // metrics returns the newest scrape, if any.

@@ -36,7 +36,8 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 			return nil
 		}
 		var why string
-		quiet, timer := t.activity.quiet()
+		_, timer := t.activity.quiet()
+		quiet := t.activity.quietSince(start)
 		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
@@ -75,11 +76,18 @@ func (t *T) Stays(ctx context.Context, d time.Duration, what string, cond func()
 	}
 }
 
-// WaitIdle waits until the controller has shown no work for a moment (a
-// status write's own echo, the second reconcile, has come and gone).
+// idleQuiet is how long the controller must be seen doing nothing to count
+// as idle: longer than a status write takes to come back as an event.
+const idleQuiet = 500 * time.Millisecond
+
+// WaitIdle waits until scrapes taken after the call have seen the
+// controller do nothing for idleQuiet (a status write's own echo, the second
+// reconcile, has come and gone). Work it finished just before the call, whose
+// counters a scrape has not seen yet, counts as new work.
 func (t *T) WaitIdle(ctx context.Context) {
+	start := time.Now()
 	t.WaitFor(ctx, t.Timeouts.Converge, "the controller to finish its work", func() error {
-		if quiet, _ := t.activity.quiet(); quiet < 300*time.Millisecond {
+		if t.activity.quietSince(start) < idleQuiet {
 			return fmt.Errorf("the controller is still working (or its metrics cannot be read)")
 		}
 		return nil
