@@ -90,7 +90,7 @@ func TestSmallBenchOfTheSolution(t *testing.T) {
 // TestHarnessFiguresFromACheckReport reads a check report's wall times.
 func TestHarnessFiguresFromACheckReport(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "check.json")
-	report := `{"step":"solutions/step01","durationSeconds":31.5,"stages":[{"name":"build","status":"pass","durationSeconds":4.2}],
+	report := `{"step":"solutions/step07","durationSeconds":31.5,"stages":[{"name":"build","status":"pass","durationSeconds":4.2}],
 	"checks":[{"id":"self-heal","status":"pass","durationSeconds":2.5}]}`
 	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 		t.Fatal(err)

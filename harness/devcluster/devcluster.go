@@ -21,6 +21,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/assets"
 	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/step"
 )
 
 // ContextName is the kubeconfig context of the dev cluster; the harness's
@@ -43,16 +44,17 @@ func KubeconfigPath(dir string) string { return filepath.Join(dir, kubeconfigFil
 
 // Up starts the dev cluster unless one is already running, in which case it
 // reuses it. A stale one (its server was killed) is cleaned up first. self
-// is the gw10 binary, started as `self cluster-serve --dir dir` in its own session.
-func Up(ctx context.Context, dir, self string, out io.Writer) error {
-	switch st := Status(ctx, dir); st.State {
+// is the gw10 binary, started as `self cluster-serve --dir dir` in its own session;
+// st is the step whose chapter the printed next steps follow.
+func Up(ctx context.Context, dir, self string, st step.Step, out io.Writer) error {
+	switch cur := Status(ctx, dir); cur.State {
 	case Running:
-		fmt.Fprintf(out, "dev cluster already running (pid %d); reusing it\n", st.PID)
-		printNextSteps(out, dir)
+		fmt.Fprintf(out, "dev cluster already running (pid %d); reusing it\n", cur.PID)
+		printNextSteps(out, dir, st)
 		return nil
 	case Stale:
-		fmt.Fprintf(out, "found a stale dev cluster (%s); cleaning it up\n", st.Detail)
-		if err := cleanup(dir, st.PID); err != nil {
+		fmt.Fprintf(out, "found a stale dev cluster (%s); cleaning it up\n", cur.Detail)
+		if err := cleanup(dir, cur.PID); err != nil {
 			return err
 		}
 	}
@@ -88,7 +90,7 @@ func Up(ctx context.Context, dir, self string, out io.Writer) error {
 	for {
 		if Status(ctx, dir).State == Running {
 			fmt.Fprintf(out, "dev cluster running (pid %d)\n", cmd.Process.Pid)
-			printNextSteps(out, dir)
+			printNextSteps(out, dir, st)
 			return nil
 		}
 		select {
@@ -189,10 +191,11 @@ func ping(ctx context.Context, kubeconfig string) error {
 	return err
 }
 
-func printNextSteps(out io.Writer, dir string) {
+// printNextSteps says how to use the cluster for st's chapter.
+func printNextSteps(out io.Writer, dir string, st step.Step) {
 	abs, _ := filepath.Abs(KubeconfigPath(dir))
 	fmt.Fprintf(out, "\nUse it from your shell:\n\n  export KUBECONFIG=%s\n  kubectl get ns\n\n", abs)
-	fmt.Fprintln(out, "Then the chapter's tasks (docs/step01.md), in step01/, each shell with that KUBECONFIG:")
+	fmt.Fprintf(out, "Then the chapter's tasks (%s), in %s/, each shell with that KUBECONFIG:\n", st.Chapter, st.Dir)
 	fmt.Fprintln(out)
 	for _, step := range nextSteps() {
 		fmt.Fprintf(out, "  %-56s # %s\n", step.command, step.why)

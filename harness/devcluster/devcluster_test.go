@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // gw10Binary builds the CLI: Up starts `gw10 cluster-serve` in the background.
@@ -32,7 +33,7 @@ func TestUpReuseStaleAndDown(t *testing.T) {
 	t.Cleanup(func() { _ = Down(ctx, dir, &bytes.Buffer{}) })
 
 	var out bytes.Buffer
-	if err := Up(ctx, dir, self, &out); err != nil {
+	if err := Up(ctx, dir, self, steps.Default(), &out); err != nil {
 		t.Fatalf("Up: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "export KUBECONFIG="+KubeconfigPath(dir)) {
@@ -56,7 +57,7 @@ func TestUpReuseStaleAndDown(t *testing.T) {
 
 	// A second Up reuses it.
 	out.Reset()
-	if err := Up(ctx, dir, self, &out); err != nil {
+	if err := Up(ctx, dir, self, steps.Default(), &out); err != nil {
 		t.Fatalf("second Up: %v", err)
 	}
 	if !strings.Contains(out.String(), "already running") || Status(ctx, dir).PID != first.PID {
@@ -72,7 +73,7 @@ func TestUpReuseStaleAndDown(t *testing.T) {
 		t.Fatalf("after killing the server: %+v, want Stale", st)
 	}
 	out.Reset()
-	if err := Up(ctx, dir, self, &out); err != nil {
+	if err := Up(ctx, dir, self, steps.Default(), &out); err != nil {
 		t.Fatalf("Up over a stale cluster: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "stale") {
@@ -114,9 +115,10 @@ func waitFor(t *testing.T, cond func() bool) {
 // before the missing-Service demo.
 func TestNextStepsFollowTheChapter(t *testing.T) {
 	var out bytes.Buffer
-	printNextSteps(&out, t.TempDir())
+	st := steps.Default()
+	printNextSteps(&out, t.TempDir(), st)
 	printed := out.String()
-	chapter, err := os.ReadFile(filepath.Join("..", "..", "docs", "step01.md"))
+	chapter, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(st.Chapter)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestNextStepsFollowTheChapter(t *testing.T) {
 			rest = rest[p+len(step.command):]
 		}
 		if c < 0 {
-			t.Errorf("%q is not in docs/step01.md after the steps before it", step.command)
+			t.Errorf("%q is not in %s after the steps before it", step.command, st.Chapter)
 		} else {
 			chapterRest = chapterRest[c+len(step.command):]
 		}

@@ -50,13 +50,13 @@ func read(t *testing.T, path string) string {
 // submission says.
 var upstreamFiles = map[string]string{
 	"harness/grade/grade.go":      "package grade\n\nvar Protected = []string{\"harness/\"}\n",
-	"harness/checks/step01.go":    "package checks\n\n// the real checks\n",
+	"harness/checks/step07.go":    "package checks\n\n// the real checks\n",
 	"Makefile":                    "grade:\n\tgw10 grade\n",
 	".github/workflows/grade.yml": "name: grade\n",
-	"go.work":                     "go 1.26.0\n\nuse ./step01\n",
+	"go.work":                     "go 1.26.0\n\nuse ./step07\n",
 	"README.md":                   "the workbook\n",
-	"step01/go.mod":               "module example.com/step01\n",
-	"step01/controller.go":        "package step01\n\n// TODO(step01)\n",
+	"step07/go.mod":               "module example.com/step07\n",
+	"step07/controller.go":        "package step07\n\n// TODO(step07)\n",
 }
 
 // newRepo makes a repository of the upstream's files with one commit.
@@ -77,16 +77,16 @@ func newUpstream(t *testing.T) string { return newRepo(t, "upstream") }
 // tamper is what a learner trying to cheat commits besides the solution.
 var tamper = map[string]string{
 	"harness/grade/grade.go":      "package grade\n\nvar Protected = []string{}\n",
-	"harness/checks/step01.go":    "package checks\n\n// every check passes\n",
+	"harness/checks/step07.go":    "package checks\n\n// every check passes\n",
 	"Makefile":                    "grade:\n\techo 100/100\n",
 	".github/workflows/grade.yml": "name: grade\non: push\njobs: {}\n",
-	"step01/controller.go":        "package step01\n\n// solved\n",
+	"step07/controller.go":        "package step07\n\n// solved\n",
 }
 
 func assemble(t *testing.T, opts Options) *Tree {
 	t.Helper()
 	if opts.Step == "" {
-		opts.Step = "step01"
+		opts.Step = "step07"
 	}
 	tree, err := Assemble(context.Background(), opts)
 	if err != nil {
@@ -96,12 +96,12 @@ func assemble(t *testing.T, opts Options) *Tree {
 	return tree
 }
 
-// assertPristine checks that everything but step01/ in the tree is the
-// upstream's, and step01/controller.go is the submission's.
+// assertPristine checks that everything but step07/ in the tree is the
+// upstream's, and step07/controller.go is the submission's.
 func assertPristine(t *testing.T, tree *Tree, upstreamFiles map[string]string, wantController string) {
 	t.Helper()
 	for name, body := range upstreamFiles {
-		if strings.HasPrefix(name, "step01/") {
+		if strings.HasPrefix(name, "step07/") {
 			continue
 		}
 		if got := read(t, filepath.Join(tree.Dir, name)); got != body {
@@ -109,7 +109,7 @@ func assertPristine(t *testing.T, tree *Tree, upstreamFiles map[string]string, w
 		}
 	}
 	if got := read(t, filepath.Join(tree.StepDir, "controller.go")); got != wantController {
-		t.Errorf("the grading tree's step01/controller.go is %q, want the submission's %q", got, wantController)
+		t.Errorf("the grading tree's step07/controller.go is %q, want the submission's %q", got, wantController)
 	}
 }
 
@@ -140,8 +140,8 @@ func TestATamperedForkIsGradedWithTheUpstreamsHarness(t *testing.T) {
 	if !g.Official || !g.Gradable {
 		t.Fatalf("grading: %+v", g)
 	}
-	assertPristine(t, tree, upstreamFiles, tamper["step01/controller.go"])
-	want := []string{".github/workflows/grade.yml", "Makefile", "go.work", "harness/checks/step01.go", "harness/grade/grade.go", "notes.md"}
+	assertPristine(t, tree, upstreamFiles, tamper["step07/controller.go"])
+	want := []string{".github/workflows/grade.yml", "Makefile", "go.work", "harness/checks/step07.go", "harness/grade/grade.go", "notes.md"}
 	if !reflect.DeepEqual(g.Ignored, want) {
 		t.Errorf("ignored %v, want %v", g.Ignored, want)
 	}
@@ -159,12 +159,12 @@ func TestATemplateCopyWithoutSharedHistoryGrades(t *testing.T) {
 	upstream := newUpstream(t)
 	// GitHub's "Use this template": the same files, a new first commit.
 	copyDir := newRepo(t, "from-template")
-	write(t, copyDir, "step01/controller.go", "package step01\n\n// solved in a copy\n")
-	write(t, copyDir, "harness/checks/step01.go", "package checks\n\n// always pass\n")
+	write(t, copyDir, "step07/controller.go", "package step07\n\n// solved in a copy\n")
+	write(t, copyDir, "harness/checks/step07.go", "package checks\n\n// always pass\n")
 	run(t, copyDir, "git", "commit", "-qam", "solve")
 	// A branch only: graded by name, as a workflow passes it.
 	run(t, copyDir, "git", "checkout", "-q", "-b", "attempt-2")
-	write(t, copyDir, "step01/controller.go", "package step01\n\n// second attempt\n")
+	write(t, copyDir, "step07/controller.go", "package step07\n\n// second attempt\n")
 	run(t, copyDir, "git", "commit", "-qam", "again")
 	run(t, copyDir, "git", "checkout", "-q", "main")
 
@@ -174,10 +174,10 @@ func TestATemplateCopyWithoutSharedHistoryGrades(t *testing.T) {
 	for ref, want := range map[string]string{"": "// solved in a copy", "attempt-2": "// second attempt"} {
 		tree := assemble(t, Options{Root: upstream, Submission: "file://" + copyDir, SubmissionRef: ref})
 		g := tree.Grading
-		if !g.Gradable || !reflect.DeepEqual(g.Ignored, []string{"harness/checks/step01.go"}) {
+		if !g.Gradable || !reflect.DeepEqual(g.Ignored, []string{"harness/checks/step07.go"}) {
 			t.Fatalf("ref %q: %+v", ref, g)
 		}
-		assertPristine(t, tree, upstreamFiles, "package step01\n\n"+want+"\n")
+		assertPristine(t, tree, upstreamFiles, "package step07\n\n"+want+"\n")
 	}
 }
 
@@ -185,7 +185,7 @@ func TestAPullRequestRefIsFetched(t *testing.T) {
 	upstream := newUpstream(t)
 	fork := filepath.Join(t.TempDir(), "fork")
 	run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
-	write(t, fork, "step01/controller.go", "package step01\n\n// from the PR\n")
+	write(t, fork, "step07/controller.go", "package step07\n\n// from the PR\n")
 	run(t, fork, "git", "commit", "-qam", "pr")
 	sha := strings.TrimSpace(run(t, fork, "git", "rev-parse", "HEAD"))
 	run(t, fork, "git", "update-ref", "refs/pull/7/head", sha)
@@ -195,7 +195,7 @@ func TestAPullRequestRefIsFetched(t *testing.T) {
 	if tree.Grading.Submission.Commit != sha {
 		t.Fatalf("graded %s, want %s", tree.Grading.Submission.Commit, sha)
 	}
-	assertPristine(t, tree, upstreamFiles, "package step01\n\n// from the PR\n")
+	assertPristine(t, tree, upstreamFiles, "package step07\n\n// from the PR\n")
 }
 
 func TestNotGradable(t *testing.T) {
@@ -204,13 +204,13 @@ func TestNotGradable(t *testing.T) {
 		change func(t *testing.T, dir string)
 		reason string
 	}{
-		{"no step module", func(t *testing.T, dir string) { run(t, dir, "git", "rm", "-q", "-r", "step01") }, "no step01/go.mod"},
+		{"no step module", func(t *testing.T, dir string) { run(t, dir, "git", "rm", "-q", "-r", "step07") }, "no step07/go.mod"},
 		{"a symbolic link out of the step", func(t *testing.T, dir string) {
-			if err := os.Symlink("../harness/checks", filepath.Join(dir, "step01", "checks")); err != nil {
+			if err := os.Symlink("../harness/checks", filepath.Join(dir, "step07", "checks")); err != nil {
 				t.Fatal(err)
 			}
-			run(t, dir, "git", "add", "step01/checks")
-		}, "step01/checks"},
+			run(t, dir, "git", "add", "step07/checks")
+		}, "step07/checks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,10 +230,10 @@ func TestNotGradable(t *testing.T) {
 func TestBadRefsAreErrors(t *testing.T) {
 	upstream := newUpstream(t)
 	for name, opts := range map[string]Options{
-		"upstream":          {Root: upstream, UpstreamRef: "no-such-branch", Step: "step01"},
-		"submission":        {Root: upstream, Submission: upstream, SubmissionRef: "no-such-branch", Step: "step01"},
-		"no repository":     {Root: upstream, Submission: filepath.Join(t.TempDir(), "absent"), Step: "step01"},
-		"an option as ref":  {Root: upstream, Submission: upstream, SubmissionRef: "--upload-pack=touch", Step: "step01"},
+		"upstream":          {Root: upstream, UpstreamRef: "no-such-branch", Step: "step07"},
+		"submission":        {Root: upstream, Submission: upstream, SubmissionRef: "no-such-branch", Step: "step07"},
+		"no repository":     {Root: upstream, Submission: filepath.Join(t.TempDir(), "absent"), Step: "step07"},
+		"an option as ref":  {Root: upstream, Submission: upstream, SubmissionRef: "--upload-pack=touch", Step: "step07"},
 		"step outside tree": {Root: upstream, Step: "../x"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -250,8 +250,8 @@ func TestBadRefsAreErrors(t *testing.T) {
 // elsewhere are listed, not used.
 func TestTheLocalCheckoutIsFeedback(t *testing.T) {
 	dir := newUpstream(t)
-	write(t, dir, "step01/controller.go", "package step01\n\n// work in progress\n")
-	write(t, dir, "step01/extra.go", "package step01\n")
+	write(t, dir, "step07/controller.go", "package step07\n\n// work in progress\n")
+	write(t, dir, "step07/extra.go", "package step07\n")
 	write(t, dir, "harness/grade/grade.go", tamper["harness/grade/grade.go"])
 	write(t, dir, "scratch.txt", "untracked\n")
 
@@ -263,7 +263,7 @@ func TestTheLocalCheckoutIsFeedback(t *testing.T) {
 	if !reflect.DeepEqual(g.Ignored, []string{"harness/grade/grade.go", "scratch.txt"}) {
 		t.Errorf("ignored: %v", g.Ignored)
 	}
-	assertPristine(t, tree, upstreamFiles, "package step01\n\n// work in progress\n")
+	assertPristine(t, tree, upstreamFiles, "package step07\n\n// work in progress\n")
 	if _, err := os.Stat(filepath.Join(tree.StepDir, "extra.go")); err != nil {
 		t.Errorf("the untracked step file was not graded: %v", err)
 	}
@@ -282,9 +282,9 @@ func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
 	ctx := context.Background()
 	sub := filepath.Join(t.TempDir(), "submission")
 	run(t, filepath.Dir(sub), "git", "clone", "-q", "--no-hardlinks", workbook, sub)
-	role := filepath.Join(sub, "step01", "config", "rbac", "role.yaml")
+	role := filepath.Join(sub, "step07", "config", "rbac", "role.yaml")
 	granted := read(t, role) + "- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
-	write(t, sub, "step01/config/rbac/role.yaml", granted)
+	write(t, sub, "step07/config/rbac/role.yaml", granted)
 	run(t, sub, "git", "commit", "-qam", "grant myself everything")
 
 	tree := assemble(t, Options{Root: workbook, Submission: sub})

@@ -15,20 +15,20 @@ import (
 
 func sample() *Report {
 	r := &Report{
-		Step: "step01", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Duration: 31.5,
+		Step: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Duration: 31.5,
 		Stages: []Stage{{Name: "build", Status: Pass, Duration: 4.2}, {Name: "generate", Status: Pass, Duration: 2.1}},
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD …", SeedRef: "Acceptance 1", Points: 10, Earned: 10, Status: Pass, Duration: 2},
 			{ID: "self-heal", Title: "self-heals", SeedRef: "Acceptance 2", Points: 15, Status: Fail, Duration: 2.5,
 				Message: "expected: Accepted=True\nobserved: no conditions", Causes: []string{"the controller never reconciled anything"},
-				Hint: "watch Services", Doc: "docs/step01.md#check-self-heal", Logs: []string{"line 1", "line <2> & \"3\""}},
+				Hint: "watch Services", Doc: "docs/step07.md#check-self-heal", Logs: []string{"line 1", "line <2> & \"3\""}},
 			{ID: "quiescent", Title: "quiet", Points: 10, Status: Skip, Message: "not run: interrupted"},
 		},
 		Grading: &Grading{
 			Official: true, Gradable: true,
 			Upstream:   Revision{Repository: "/srv/gw10", Ref: "HEAD", Commit: "0123456789abcdef0123456789abcdef01234567"},
 			Submission: Revision{Repository: "https://example.com/learner/gw10.git", Ref: "main", Commit: "fedcba9876543210fedcba9876543210fedcba98"},
-			Ignored:    []string{"README.md"}, GeneratedDrift: []string{"step01/config/rbac/role.yaml"},
+			Ignored:    []string{"README.md"}, GeneratedDrift: []string{"step07/config/rbac/role.yaml"},
 		},
 	}
 	r.Finish()
@@ -99,8 +99,8 @@ func TestMarkdownNamesEveryCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1/3 checks pass, 10/35 points", "`crd-schema`", "`self-heal` | ❌ fail", "watch Services",
-		"Graded: `step01/` of `https://example.com/learner/gw10.git` at `main` (`fedcba987654`)",
-		"Ignored, not trusted", "`README.md`", "`step01/config/rbac/role.yaml`"} {
+		"Graded: `step07/` of `https://example.com/learner/gw10.git` at `main` (`fedcba987654`)",
+		"Ignored, not trusted", "`README.md`", "`step07/config/rbac/role.yaml`"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
 		}
@@ -122,7 +122,7 @@ func TestJSONMatchesTheDocumentedSchema(t *testing.T) {
 	if err := json.Unmarshal(m[1], &schema); err != nil {
 		t.Fatalf("the schema in docs/harness.md is not JSON: %v", err)
 	}
-	minimal := &Report{Step: "step01", Cluster: "envtest"}
+	minimal := &Report{Step: "step07", Cluster: "envtest"}
 	minimal.Finish()
 	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal, "not gradable": notGradable()} {
 		path := filepath.Join(t.TempDir(), "r.json")
@@ -224,12 +224,12 @@ func hasType(v any, typ string) bool {
 // notGradable is a grading that refused the submission: no check ran.
 func notGradable() *Report {
 	r := &Report{
-		Step: "step01", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Step: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD …", Points: 60, Status: Skip, Message: "not run: the submission is not gradable"},
 			{ID: "self-heal", Title: "self-heals", Points: 40, Status: Skip, Message: "not run: the submission is not gradable"},
 		},
-		Grading: &Grading{Official: true, Reason: "the submission has no step01/go.mod",
+		Grading: &Grading{Official: true, Reason: "the submission has no step07/go.mod",
 			Upstream:   Revision{Repository: "/srv/gw10", Ref: "HEAD", Commit: "0123456789abcdef0123456789abcdef01234567"},
 			Submission: Revision{Repository: "/tmp/fork", Ref: "HEAD", Commit: "fedcba9876543210fedcba9876543210fedcba98"},
 		},
@@ -242,7 +242,7 @@ func notGradable() *Report {
 // JUnit all say not gradable, no points, and none of them claims success.
 func TestNotGradableIsOneVerdictEverywhere(t *testing.T) {
 	r := notGradable()
-	const why = "not gradable: the submission has no step01/go.mod"
+	const why = "not gradable: the submission has no step07/go.mod"
 
 	var term bytes.Buffer
 	r.Terminal(&term)
@@ -255,7 +255,7 @@ func TestNotGradableIsOneVerdictEverywhere(t *testing.T) {
 	if err := r.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "## gw10 step01 — ❌ "+why) || strings.Contains(md.String(), "/100 points") {
+	if !strings.Contains(md.String(), "## gw10 step07 — ❌ "+why) || strings.Contains(md.String(), "/100 points") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 

@@ -286,7 +286,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 		t.Fatalf("building gw10: %v\n%s", err, out)
 	}
 	dir := filepath.Join(t.TempDir(), "cluster")
-	if err := devcluster.Up(ctx, dir, bin, io.Discard); err != nil {
+	if err := devcluster.Up(ctx, dir, bin, steps.Default(), io.Discard); err != nil {
 		t.Fatalf("starting the dev cluster: %v", err)
 	}
 	t.Cleanup(func() { _ = devcluster.Down(ctx, dir, io.Discard) })

@@ -10,8 +10,8 @@ import (
 
 func TestTheSolutionViewHidesTheRegionMarkers(t *testing.T) {
 	d, err := Diff(DiffOptions{
-		Solution: filepath.Join(root, "solutions", "step01"), Learner: filepath.Join(root, "step01"),
-		SolutionLabel: "solutions/step01", LearnerLabel: "step01",
+		Solution: filepath.Join(root, st.SolutionDir), Learner: filepath.Join(root, st.Dir),
+		SolutionLabel: st.SolutionDir, LearnerLabel: st.Dir,
 		SolutionModule: solutionModule, LearnerModule: learnerModule, HideMarkers: true,
 	})
 	if err != nil {
@@ -39,12 +39,12 @@ func TestHideMarkers(t *testing.T) {
 // and nothing else does.
 func TestTheLearnerViewShowsOnlyWhatTheLearnerChanged(t *testing.T) {
 	ctx := context.Background()
-	gen := Options{Src: filepath.Join(root, "solutions", "step01"), FromModule: solutionModule, ToModule: learnerModule, Step: "step01"}
-	learner := filepath.Join(t.TempDir(), "step01")
-	if err := Generate(ctx, Options{Src: gen.Src, Dst: learner, FromModule: solutionModule, ToModule: learnerModule, Step: "step01"}); err != nil {
+	gen := Options{Src: filepath.Join(root, st.SolutionDir), FromModule: solutionModule, ToModule: learnerModule, Step: st.Name}
+	learner := filepath.Join(t.TempDir(), st.Dir)
+	if err := Generate(ctx, Options{Src: gen.Src, Dst: learner, FromModule: solutionModule, ToModule: learnerModule, Step: st.Name}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := LearnerDiff(ctx, gen, learner, "step01")
+	d, err := LearnerDiff(ctx, gen, learner, st.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,9 @@ func TestTheLearnerViewShowsOnlyWhatTheLearnerChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := strings.Replace(string(src), "// TODO(step01):", "// my attempt:", 1)
+	edited := strings.Replace(string(src), "// TODO("+st.Name+"):", "// my attempt:", 1)
 	if edited == string(src) {
-		t.Fatal("the skeleton's controller has no TODO(step01)")
+		t.Fatalf("the skeleton's controller has no TODO(%s)", st.Name)
 	}
 	if err := os.WriteFile(ctrl, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestTheLearnerViewShowsOnlyWhatTheLearnerChanged(t *testing.T) {
 	if err := os.Remove(filepath.Join(learner, "PROJECT")); err != nil {
 		t.Fatal(err)
 	}
-	d, err = LearnerDiff(ctx, gen, learner, "step01")
+	d, err = LearnerDiff(ctx, gen, learner, st.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestTheLearnerViewShowsOnlyWhatTheLearnerChanged(t *testing.T) {
 			t.Errorf("the learner did not add %q", line)
 		}
 	}
-	for _, want := range []string{"step01/internal/controller/edgeroute_controller.go", "step01/internal/controller/mine_test.go", "step01/PROJECT"} {
+	for _, want := range []string{st.Dir + "/internal/controller/edgeroute_controller.go", st.Dir + "/internal/controller/mine_test.go", st.Dir + "/PROJECT"} {
 		if !strings.Contains(strings.Join(touched, " "), want) {
 			t.Errorf("the diff does not show %s:\n%s", want, d)
 		}

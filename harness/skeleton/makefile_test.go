@@ -33,7 +33,7 @@ func TestModuleTestTargetWorksFromAnywhere(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(workbook, "Makefile"), []byte("assets-path:\n\t@echo /envtest/assets\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, module := range []string{"step01", "solutions/step01"} {
+	for _, module := range []string{st.Dir, st.SolutionDir} {
 		t.Run(module, func(t *testing.T) {
 			cmd := exec.Command("make", "-C", filepath.Join(root, module),
 				"-o", "manifests", "-o", "generate", "-o", "fmt", "-o", "vet", "test", "WORKBOOK="+workbook)

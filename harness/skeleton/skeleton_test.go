@@ -12,13 +12,17 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/gotool"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
 
-const (
-	solutionModule = "github.com/10xdev/gw10/solutions/step01"
-	learnerModule  = "github.com/10xdev/gw10/step01"
+// st is the step whose committed skeleton and solution the tests read.
+var st = steps.Default()
+
+var (
+	solutionModule = st.SolutionModule
+	learnerModule  = st.Module
 )
 
 func TestStubReplacesRegionsWithTODOAndStub(t *testing.T) {
@@ -33,14 +37,14 @@ func f() int {
 	//gw10:end
 }
 `
-	got, err := Stub("x.go", src, "step01")
+	got, err := Stub("x.go", src, "step07")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `package x
 
 func f() int {
-	// TODO(step01): Compute the answer
+	// TODO(step07): Compute the answer
 	//   (check: answer).
 	return 0
 }
@@ -56,7 +60,7 @@ func TestStubRejectsMalformedRegions(t *testing.T) {
 		"unterminated": "x\n//gw10:begin a\ny\n",
 		"stray end":    "//gw10:end\n",
 	} {
-		if _, err := Stub("f.go", src, "step01"); err == nil {
+		if _, err := Stub("f.go", src, "step07"); err == nil {
 			t.Errorf("%s region accepted", name)
 		} else if !strings.Contains(err.Error(), "f.go:") {
 			t.Errorf("%s: error %q does not say where", name, err)
@@ -96,7 +100,7 @@ func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "^TestConditionsFor$", "./internal/controller")
-	cmd.Dir = filepath.Join(root, "step01")
+	cmd.Dir = filepath.Join(root, st.Dir)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("go test of the skeleton's controller package did not finish before the test deadline:\n%s", out)
@@ -105,7 +109,7 @@ func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
 		t.Fatalf("TestConditionsFor passes on the skeleton; it must fail until conditionsFor is written:\n%s", out)
 	}
 	text := string(out)
-	for _, want := range []string{"--- FAIL: TestConditionsFor", "conditionsFor returned no conditions; want Accepted=", "docs/step01.md#the-status-contract"} {
+	for _, want := range []string{"--- FAIL: TestConditionsFor", "conditionsFor returned no conditions; want Accepted=", st.Chapter + "#the-status-contract"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the failure does not say %q:\n%s", want, text)
 		}
@@ -117,7 +121,7 @@ func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
 	}
 }
 
-// TestCommittedSkeletonIsUpToDate regenerates step01/ and compares it with
+// TestCommittedSkeletonIsUpToDate regenerates the learner module and compares it with
 // the committed one: a solution change without `make skeleton` fails here.
 func TestCommittedSkeletonIsUpToDate(t *testing.T) {
 	ctx := context.Background()
@@ -125,29 +129,29 @@ func TestCommittedSkeletonIsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := filepath.Join(t.TempDir(), "step01")
+	fresh := filepath.Join(t.TempDir(), st.Dir)
 	if err := Generate(ctx, Options{
-		Src: filepath.Join(root, "solutions", "step01"), Dst: fresh,
-		FromModule: solutionModule, ToModule: learnerModule, Step: "step01", ControllerGen: gen,
+		Src: filepath.Join(root, st.SolutionDir), Dst: fresh,
+		FromModule: solutionModule, ToModule: learnerModule, Step: st.Name, ControllerGen: gen,
 	}); err != nil {
 		t.Fatalf("generating the skeleton: %v", err)
 	}
-	committed := filepath.Join(root, "step01")
+	committed := filepath.Join(root, st.Dir)
 	want, got := files(t, fresh), files(t, committed)
 	for name, data := range want {
 		if c, ok := got[name]; !ok {
-			t.Errorf("step01/%s is missing", name)
+			t.Errorf("%s/%s is missing", st.Dir, name)
 		} else if !bytes.Equal(c, data) {
-			t.Errorf("step01/%s differs from what the generator makes", name)
+			t.Errorf("%s/%s differs from what the generator makes", st.Dir, name)
 		}
 	}
 	for name := range got {
 		if _, ok := want[name]; !ok {
-			t.Errorf("step01/%s is not generated from the solution", name)
+			t.Errorf("%s/%s is not generated from the solution", st.Dir, name)
 		}
 	}
 	if t.Failed() {
-		t.Log("the committed skeleton is stale: run `make skeleton` and commit step01/")
+		t.Logf("the committed skeleton is stale: run `make skeleton` and commit %s/", st.Dir)
 	}
 }
 
@@ -178,10 +182,10 @@ func files(t *testing.T, dir string) map[string][]byte {
 // TestDiffOfPristineSkeletonShowsOnlyTheExercises: what the skeleton adds is
 // TODO comments and stubs, in the files that have exercise regions.
 func TestDiffOfPristineSkeletonShowsOnlyTheExercises(t *testing.T) {
-	sol := filepath.Join(root, "solutions", "step01")
+	sol := filepath.Join(root, st.SolutionDir)
 	d, err := Diff(DiffOptions{
-		Solution: sol, Learner: filepath.Join(root, "step01"),
-		SolutionLabel: "solutions/step01", LearnerLabel: "step01",
+		Solution: sol, Learner: filepath.Join(root, st.Dir),
+		SolutionLabel: st.SolutionDir, LearnerLabel: st.Dir,
 		SolutionModule: solutionModule, LearnerModule: learnerModule,
 	})
 	if err != nil {
@@ -196,7 +200,7 @@ func TestDiffOfPristineSkeletonShowsOnlyTheExercises(t *testing.T) {
 				stubs[strings.TrimSpace(strings.TrimPrefix(trimmed, "//gw10:stub"))] = true
 			}
 			if strings.HasPrefix(trimmed, "//gw10:begin") {
-				regionFiles["step01/"+name] = true
+				regionFiles[st.Dir+"/"+name] = true
 			}
 		}
 	}

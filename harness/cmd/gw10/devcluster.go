@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/10xdev/gw10/harness/devcluster"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 func clusterDirFlag(fs *flag.FlagSet) *string {
@@ -23,7 +24,7 @@ func runClusterUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("locating the gw10 binary: %w", err)
 	}
-	return devcluster.Up(ctx, *dir, self, os.Stdout)
+	return devcluster.Up(ctx, *dir, self, steps.Default(), os.Stdout)
 }
 
 func runClusterDown(ctx context.Context, args []string) error {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // workbook is the real workbook root, seen from harness/cmd/gw10: the
@@ -122,7 +123,7 @@ func wantExit(t *testing.T, err error, code int) {
 // JSON, JUnit and Markdown agree: not gradable, 0 points, with both commits.
 func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
-	sub := submission(t, map[string]string{"step01/go.mod": ""})
+	sub := submission(t, map[string]string{steps.Default().Dir + "/go.mod": ""})
 	out := staleReports(t)
 	// Pinned: others may commit to the workbook while the test runs.
 	upHead := git(t, workbook, "rev-parse", "HEAD")
@@ -131,7 +132,7 @@ func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 
 	r := readReports(t, out)
 	g, s := r.json.Grading, r.json.Summary
-	if g == nil || s.Gradable || s.OK || s.Points != 0 || g.Gradable || !strings.Contains(g.Reason, "step01/go.mod") {
+	if g == nil || s.Gradable || s.OK || s.Points != 0 || g.Gradable || !strings.Contains(g.Reason, steps.Default().Dir+"/go.mod") {
 		t.Fatalf("JSON: summary %+v, grading %+v", s, g)
 	}
 	head := git(t, sub, "rev-parse", "HEAD")
@@ -179,12 +180,13 @@ func TestATamperedSubmissionGetsItsOwnGrade(t *testing.T) {
 		}
 		return string(b)
 	}
-	role := readFile("step01/config/rbac/role.yaml") + "- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
+	roleFile := steps.Default().Dir + "/config/rbac/role.yaml"
+	role := readFile(roleFile) + "- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
 	sub := submission(t, map[string]string{
-		"harness/report/report.go":     readFile("harness/report/report.go") + "\nfunc init() { /* every check passes */ }\n",
-		"Makefile":                     "grade:\n\t@echo 'All 9 checks pass (100/100 points)'\n",
-		".github/workflows/grade.yml":  "name: grade\non: push\njobs: {}\n",
-		"step01/config/rbac/role.yaml": role,
+		"harness/report/report.go":    readFile("harness/report/report.go") + "\nfunc init() { /* every check passes */ }\n",
+		"Makefile":                    "grade:\n\t@echo 'All 9 checks pass (100/100 points)'\n",
+		".github/workflows/grade.yml": "name: grade\non: push\njobs: {}\n",
+		roleFile:                      role,
 	})
 	out := staleReports(t)
 	err := runGrade(context.Background(), []string{"--root", workbook, "--submission", sub, "--out", out})
@@ -200,7 +202,7 @@ func TestATamperedSubmissionGetsItsOwnGrade(t *testing.T) {
 			t.Errorf("%s is not listed as ignored: %v", f, g.Ignored)
 		}
 	}
-	if !slices.Equal(g.GeneratedDrift, []string{"step01/config/rbac/role.yaml"}) {
+	if !slices.Equal(g.GeneratedDrift, []string{roleFile}) {
 		t.Errorf("generated drift %v, want the role", g.GeneratedDrift)
 	}
 	if st := git(t, sub, "status", "--porcelain"); st != "" {
