@@ -24,7 +24,7 @@ func generate(ctx context.Context, opts Options) (bool, error) {
 	deepcopy := filepath.Join(opts.StepDir, "api", "v1", "zz_generated.deepcopy.go")
 	before, _ := os.ReadFile(deepcopy)
 	if err := gotool.Generate(ctx, gen, opts.StepDir, opts.GoEnv); err != nil {
-		return false, fmt.Errorf("%s", relPaths(err.Error(), opts))
+		return false, fmt.Errorf("%s", uniqueLines(relPaths(err.Error(), opts)))
 	}
 	after, _ := os.ReadFile(deepcopy)
 	return !bytes.Equal(before, after), nil
@@ -51,6 +51,9 @@ var goFileRE = regexp.MustCompile(`(?m)^(\./)?([\w./-]+\.go:\d+)`)
 func relPaths(out string, opts Options) string {
 	if opts.Label == "" {
 		return out
+	}
+	if opts.StepDir != "" {
+		out = strings.ReplaceAll(out, filepath.Clean(opts.StepDir)+"/", opts.Label+"/")
 	}
 	return goFileRE.ReplaceAllStringFunc(out, func(m string) string {
 		m = strings.TrimPrefix(m, "./")
@@ -83,4 +86,19 @@ func unitTests(ctx context.Context, opts Options) error {
 			relPaths(strings.TrimSpace(string(out)), opts))
 	}
 	return nil
+}
+
+// uniqueLines drops repeated lines (controller-gen reports a marker error once
+// per generator that reads it).
+func uniqueLines(s string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" && seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
