@@ -11,7 +11,8 @@ type EdgeRouteSpec struct {
 	// hostname an RFC 1123 DNS subdomain, prefix starting with "/", service a
 	// DNS-1035 label, port 1-65535 (check: crd-schema).
 
-	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain.
+	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain:
+	// lowercase labels of at most 63 characters, no trailing dot, 253 in all.
 	// +required
 	Hostname string `json:"hostname"`
 
