@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -285,33 +286,57 @@ func TestRoleAllowsReadingAndWatchingServices(t *testing.T) {
 	t.Fatalf("config/rbac/role.yaml grants no get/list/watch on services:\n%s", data)
 }
 
-// Seed defect 7: validation on the spec, enforced by the API server.
+// invalidSpecsTable is the table of invalid specs the harness's crd-schema
+// check uses too: one table, so the two never drift.
+var invalidSpecsTable = filepath.Join("..", "..", "..", "..", "harness", "steps", "step01", "invalid-specs.yaml")
+
+// Seed defect 7 (no validation): the API server rejects every invalid spec
+// of the shared table, with a message naming the field.
 func TestSchemaRejectsInvalidSpecs(t *testing.T) {
-	ns := newNamespace(t)
-	tests := []struct {
-		name  string
-		edit  func(*netv1.EdgeRouteSpec)
-		field string
-	}{
-		{"missing hostname", func(s *netv1.EdgeRouteSpec) { s.Hostname = "" }, "spec.hostname"},
-		{"hostname not a DNS subdomain", func(s *netv1.EdgeRouteSpec) { s.Hostname = "Shop_Example" }, "spec.hostname"},
-		{"port 0", func(s *netv1.EdgeRouteSpec) { s.Port = 0 }, "spec.port"},
-		{"port 65536", func(s *netv1.EdgeRouteSpec) { s.Port = 65536 }, "spec.port"},
-		{"prefix without a slash", func(s *netv1.EdgeRouteSpec) { s.Prefix = "api" }, "spec.prefix"},
-		{"empty service", func(s *netv1.EdgeRouteSpec) { s.Service = "" }, "spec.service"},
-		{"service not a DNS-1035 label", func(s *netv1.EdgeRouteSpec) { s.Service = "Web_1" }, "spec.service"},
+	data, err := os.ReadFile(invalidSpecsTable)
+	if err != nil {
+		t.Fatalf("reading the shared table: %v", err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			er := newRoute(ns, "bad", "web")
-			tt.edit(&er.Spec)
-			err := k8sClient.Create(context.Background(), er)
-			if err == nil {
-				_ = k8sClient.Delete(context.Background(), er)
-				t.Fatalf("the API server accepted an EdgeRoute with %s", tt.name)
+	var rows []map[string]any
+	if err := yaml.Unmarshal(data, &rows); err != nil {
+		t.Fatalf("parsing %s: %v", invalidSpecsTable, err)
+	}
+	if len(rows) < 20 {
+		t.Fatalf("the table has %d rows, want at least 20", len(rows))
+	}
+	ns := newNamespace(t)
+	for _, row := range rows {
+		name, _ := row["name"].(string)
+		field, _ := row["field"].(string)
+		t.Run(name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "net.10xdev.io/v1", "kind": "EdgeRoute",
+				"metadata": map[string]any{"namespace": ns, "name": "bad"},
+				"spec":     map[string]any{"hostname": "shop.example.com", "prefix": "/api", "service": "web", "port": int64(8080)},
+			}}
+			if spec, replace := row["spec"]; replace {
+				if spec == nil {
+					delete(obj.Object, "spec")
+				} else {
+					obj.Object["spec"] = spec
+				}
 			}
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.field) {
-				t.Fatalf("want an Invalid error naming %s, got %v", tt.field, err)
+			set, _ := row["set"].(map[string]any)
+			for k, v := range set {
+				spec := obj.Object["spec"].(map[string]any)
+				if v == nil {
+					delete(spec, k)
+				} else {
+					spec[k] = v
+				}
+			}
+			err := k8sClient.Create(context.Background(), obj)
+			if err == nil {
+				_ = k8sClient.Delete(context.Background(), obj)
+				t.Fatalf("the API server accepted an EdgeRoute with %s", name)
+			}
+			if (!apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err)) || !strings.Contains(err.Error(), field) {
+				t.Fatalf("want an Invalid error naming %s, got %v", field, err)
 			}
 		})
 	}
