@@ -200,8 +200,8 @@ func (t *T) Evidence() []evidence.Event {
 
 func proxyEvent(pe proxy.Event) evidence.Event {
 	ev := evidence.Event{At: pe.Received, End: pe.Answered, Source: evidence.Proxy, Object: "EdgeRoute " + pe.Key.String()}
-	switch {
-	case pe.Method == "PUT":
+	switch pe.Method {
+	case "PUT":
 		ev.Kind = evidence.Push
 		if pe.Route != nil {
 			ev.Detail = fmt.Sprintf("hostname=%s prefix=%s service=%s port=%d generation=%d",

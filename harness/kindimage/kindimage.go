@@ -132,10 +132,10 @@ func recipeHash(comps []goComponent, mirror string) string {
 	fmt.Fprintf(h, "revision %s kind %s pause %s debian %s %s %s\n", recipeRevision, KindVersion, PauseVersion,
 		DebianSuite, mirror, strings.Join(debianPackages, ","))
 	for _, c := range comps {
-		io.WriteString(h, c.stamp())
+		_, _ = io.WriteString(h, c.stamp()) // a hash.Hash never fails a write
 	}
 	for _, f := range []string{containerdConfig, cniConfig, defaultCNIManifest, nodeSetup} {
-		io.WriteString(h, f)
+		_, _ = io.WriteString(h, f)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -175,11 +175,15 @@ func TestUpToDateNeedsStampAndFiles(t *testing.T) {
 	if upToDate(dir, "s", []string{"kubelet"}) {
 		t.Error("empty dir is up to date")
 	}
-	os.WriteFile(filepath.Join(dir, stampFile), []byte("s"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, stampFile), []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if upToDate(dir, "s", []string{"kubelet"}) {
 		t.Error("up to date without its output")
 	}
-	os.WriteFile(filepath.Join(dir, "kubelet"), nil, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "kubelet"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if !upToDate(dir, "s", []string{"kubelet"}) {
 		t.Error("not up to date with stamp and output")
 	}

@@ -50,7 +50,7 @@ func (a *assembly) run(ctx context.Context) error {
 	if err := importDir(ctx, node, stage); err != nil {
 		return err
 	}
-	defer exec.Command("docker", "rmi", "-f", stage).Run()
+	defer func() { _ = exec.Command("docker", "rmi", "-f", stage).Run() }() // best effort: a leftover stage image is only disk
 	return a.preload(ctx, stage, images)
 }
 
@@ -237,7 +237,7 @@ func (a *assembly) preload(ctx context.Context, stage string, images []ociImage)
 		"--name", name, stage, "infinity").CombinedOutput(); err != nil {
 		return fmt.Errorf("starting the build container: %v: %s", err, strings.TrimSpace(string(out)))
 	}
-	defer exec.Command("docker", "rm", "-f", "-v", name).Run()
+	defer func() { _ = exec.Command("docker", "rm", "-f", "-v", name).Run() }() // best effort, as above
 	dexec := func(stdin io.Reader, args ...string) error {
 		cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", name}, args...)...)
 		cmd.Stdin = stdin
