@@ -66,9 +66,9 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // EndpointSlices with the same map-function pattern (their
 // kubernetes.io/service-name label names the Service).
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service changes.
-	// The Service has no ownerReference to them, so Owns() cannot see it
-	// (checks: self-heal, service-removed, restart-reconverge).
+	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
+	// created, changed or deleted. The user creates the Service; an EdgeRoute
+	// only names it (checks: self-heal, service-removed, restart-reconverge).
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&netv1.EdgeRoute{}).
 		Named("edgeroute").

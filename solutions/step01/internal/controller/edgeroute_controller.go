@@ -121,9 +121,9 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // kubernetes.io/service-name label names the Service).
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	//gw10:begin watch
-	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service changes.
-	//gw10:todo The Service has no ownerReference to them, so Owns() cannot see it
-	//gw10:todo (checks: self-heal, service-removed, restart-reconverge).
+	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
+	//gw10:todo created, changed or deleted. The user creates the Service; an EdgeRoute
+	//gw10:todo only names it (checks: self-heal, service-removed, restart-reconverge).
 	//gw10:stub return ctrl.NewControllerManagedBy(mgr).
 	//gw10:stub 	For(&netv1.EdgeRoute{}).
 	//gw10:stub 	Named("edgeroute").
