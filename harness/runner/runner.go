@@ -161,42 +161,62 @@ func (r *run) pipeline(ctx context.Context) error {
 // setup runs the stages up to a started controller and says whether they
 // all passed; the checks (or the bench, see Start) come after it.
 func (r *run) setup(ctx context.Context) (bool, error) {
-	Sweep(r.opts.Out)
-	dir, err := os.MkdirTemp("", runDirPrefix)
-	if err != nil {
-		return false, fmt.Errorf("creating run directory: %w", err)
+	if err := r.makeDir(); err != nil {
+		return false, err
 	}
-	r.dir = dir
-	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return false, fmt.Errorf("writing run directory owner: %w", err)
-	}
-
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.Label)
 	// The control plane starts while the controller builds.
 	clusterDone := make(chan error, 1)
 	go func() { clusterDone <- r.startCluster(ctx) }()
 	waitCluster := sync.OnceValue(func() error { return <-clusterDone })
 	var binary string
-	// Build first: a compile error is best reported by the compiler. Then
-	// regenerate from the markers, and rebuild if the deepcopy code changed.
-	ok := r.stage(ctx, "build", func() (err error) { binary, err = build(ctx, r.opts, dir); return err }) &&
-		r.stage(ctx, "generate", func() error {
-			changed, err := generate(ctx, r.opts)
-			if err == nil && changed {
-				binary, err = build(ctx, r.opts, dir)
-			}
-			return err
-		}) &&
+	ok := r.compile(ctx, &binary) &&
 		r.unitStage(ctx) &&
 		r.stage(ctx, "cluster", waitCluster) &&
-		r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
-		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
-		r.stage(ctx, "proxy stand-in", func() error { return r.startProxy() }) &&
-		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
+		r.deploy(ctx, binary)
 	if !ok {
 		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
 	}
 	return ok, nil
+}
+
+// compile builds the controller into the run directory and regenerates
+// from the markers. Build first: a compile error is best reported by the
+// compiler. Then rebuild if the deepcopy code changed.
+func (r *run) compile(ctx context.Context, binary *string) bool {
+	return r.stage(ctx, "build", func() (err error) { *binary, err = build(ctx, r.opts, r.dir); return err }) &&
+		r.stage(ctx, "generate", func() error {
+			changed, err := generate(ctx, r.opts)
+			if err == nil && changed {
+				*binary, err = build(ctx, r.opts, r.dir)
+			}
+			return err
+		})
+}
+
+// deploy installs (or updates) the CRD and the controller's identity,
+// starts the proxy stand-in unless one runs already (gw10 watch keeps it),
+// and starts the controller.
+func (r *run) deploy(ctx context.Context, binary string) bool {
+	return r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
+		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
+		(r.proxy != nil || r.stage(ctx, "proxy stand-in", func() error { return r.startProxy() })) &&
+		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
+}
+
+// makeDir creates the run's directory under $TMPDIR, after sweeping what
+// killed runs left behind, and marks it as this process's.
+func (r *run) makeDir() error {
+	Sweep(r.opts.Out)
+	dir, err := os.MkdirTemp("", runDirPrefix)
+	if err != nil {
+		return fmt.Errorf("creating run directory: %w", err)
+	}
+	r.dir = dir
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("writing run directory owner: %w", err)
+	}
+	return nil
 }
 
 // stage runs one pipeline stage, reports it, and says whether to go on.
