@@ -24,6 +24,9 @@ func (r *Report) Headline() string {
 	if s.Skipped > 0 {
 		h += fmt.Sprintf(", %d not run", s.Skipped)
 	}
+	if r.Interrupted {
+		h = "interrupted: " + h
+	}
 	return h
 }
 
@@ -32,49 +35,6 @@ func (r *Report) reason() string {
 		return "no reason given"
 	}
 	return r.Grading.Reason
-}
-
-// Terminal writes, for a person, what failed and why, and the verdict. The
-// per-check pass/fail lines are printed as the checks run (see the runner).
-func (r *Report) Terminal(w io.Writer) {
-	for _, st := range r.Stages {
-		if st.Status == Fail {
-			fmt.Fprintf(w, "\nFAIL stage %s (%s)\n%s\n", st.Name, st.Duration, indent(st.Detail, "    "))
-		}
-	}
-	for _, c := range r.Checks {
-		if c.Status != Fail {
-			continue
-		}
-		fmt.Fprintf(w, "\nFAIL %s: %s\n%s\n", c.ID, c.Title, indent(failureText(c), "     "))
-		if len(c.Logs) > 0 {
-			fmt.Fprintf(w, "     controller log (last %d lines):\n", len(c.Logs))
-			for _, l := range c.Logs {
-				fmt.Fprintf(w, "       | %s\n", l)
-			}
-		}
-	}
-	fmt.Fprintln(w)
-	for _, l := range r.gradingLines(func(s string) string { return s }) {
-		fmt.Fprintln(w, l)
-	}
-	s := r.Summary
-	switch {
-	case r.Grading != nil:
-		fmt.Fprintf(w, "%s%s.", r.gradeLabel(), r.Headline())
-		if s.Gradable && !s.OK {
-			fmt.Fprint(w, " The failures are above; make hint ID=<check> says more.")
-		}
-		fmt.Fprintln(w)
-	case s.OK && r.Partial:
-		fmt.Fprintf(w, "The %d selected checks pass. Run make check without --run for the whole step.\n", s.Total)
-	case s.OK:
-		fmt.Fprintf(w, "All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.\n",
-			s.Total, s.Points, s.TotalPoints, r.Step)
-	default:
-		fmt.Fprintf(w, "%s. Fix the first failure above and run make check again; make hint ID=<check> says more.\n",
-			capitalize(r.Headline()))
-	}
 }
 
 // gradeLabel names what a grading run produced: a grade, or feedback.

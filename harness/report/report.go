@@ -37,8 +37,11 @@ type Report struct {
 	Stages        []Stage       `json:"stages"`
 	Checks        []CheckResult `json:"checks"`
 	Summary       Summary       `json:"summary"`
-	Partial       bool          `json:"partial"`           // only some checks were selected (--run)
-	Grading       *Grading      `json:"grading,omitempty"` // gw10 grade only
+	Partial       bool          `json:"partial"` // only some checks were selected (--run)
+	// Interrupted is true when the run was stopped (Ctrl-C, SIGTERM) before
+	// it ended: its verdict is no verdict.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Grading     *Grading `json:"grading,omitempty"` // gw10 grade only
 }
 
 // Stage is one step of the pipeline before the checks (generate, build, ...).
@@ -62,7 +65,10 @@ type CheckResult struct {
 	Causes   []string `json:"causes,omitempty"`  // what the harness diagnosed: panic, exit, RBAC, hang
 	Hint     string   `json:"hint,omitempty"`
 	Doc      string   `json:"doc,omitempty"`
-	Logs     []string `json:"logs,omitempty"` // the controller's last log lines
+	Logs     []string `json:"logs,omitempty"` // the controller's log lines about the check, else its last lines
+	// LogsAboutCheck says Logs are the lines about the check's objects in
+	// its time window; false: the run's last lines at the time it failed.
+	LogsAboutCheck bool `json:"-"`
 	// Evidence is everything the harness saw during the check, in time
 	// order: for the causes and the timeline (not in the JSON report).
 	Evidence []evidence.Event `json:"-"`
@@ -70,13 +76,15 @@ type CheckResult struct {
 
 // Summary counts the results.
 type Summary struct {
-	Passed      int  `json:"passed"`
-	Failed      int  `json:"failed"`
-	Skipped     int  `json:"skipped"`
-	Total       int  `json:"total"`
-	Points      int  `json:"points"`
-	TotalPoints int  `json:"totalPoints"`
-	OK          bool `json:"ok"` // every stage passed and every selected check passed
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	Total       int `json:"total"`
+	Points      int `json:"points"`
+	TotalPoints int `json:"totalPoints"`
+	// OK: every stage passed, every selected check ran and passed, and the
+	// run was not interrupted.
+	OK bool `json:"ok"`
 	// Gradable is false only when grading refused the submission; Points is
 	// then 0 and no check ran.
 	Gradable bool `json:"gradable"`
@@ -148,9 +156,10 @@ func (r *Report) Finish() {
 			s.OK = false
 		case Skip:
 			s.Skipped++
+			s.OK = false // a check that did not run proves nothing
 		}
 	}
-	if s.Passed == 0 {
+	if s.Passed == 0 || r.Interrupted {
 		s.OK = false
 	}
 	if r.Grading != nil {

@@ -124,7 +124,8 @@ func TestJSONMatchesTheDocumentedSchema(t *testing.T) {
 	}
 	minimal := &Report{Step: "step07", Cluster: "envtest"}
 	minimal.Finish()
-	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal, "not gradable": notGradable()} {
+	interrupted := run(func(r *Report) { r.Interrupted = true; skip(&r.Checks[2], "not run: interrupted") })
+	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal, "not gradable": notGradable(), "interrupted": interrupted} {
 		path := filepath.Join(t.TempDir(), "r.json")
 		if err := r.WriteJSON(path); err != nil {
 			t.Fatal(err)

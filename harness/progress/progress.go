@@ -1,0 +1,208 @@
+// Package progress remembers, across make check runs, each check's latest
+// and best result for a step in a learner's directory, and says in one line
+// what changed since the last run ("self-heal now passes; 7/10, up from
+// 5/10"). The file is .gw10/progress.json at the workbook's root (ignored by
+// git).
+package progress
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// Path is where the workbook at root keeps the progress of its steps.
+func Path(root string) string { return filepath.Join(root, ".gw10", "progress.json") }
+
+// Key names what a record is about: a step's checks run on a directory
+// (the learner's module, or the solution's).
+func Key(step, dir string) string { return step + " " + dir }
+
+// file is the JSON of Path: one record per Key.
+type file struct {
+	Version int                `json:"version"`
+	Records map[string]*Record `json:"records"`
+}
+
+const version = 1
+
+// Record is what is remembered of one Key.
+type Record struct {
+	// Last is each check's latest result that was a verdict (pass or fail):
+	// a run of a selection (--run) updates the checks it ran.
+	Last map[string]report.Status `json:"last"`
+	// Best is each check's best result: pass once it has passed.
+	Best map[string]report.Status `json:"best"`
+	// Passed and Total are the last full run's counts (every check ran);
+	// BestPassed is the most checks a full run has passed.
+	Passed     int `json:"passed"`
+	Total      int `json:"total"`
+	BestPassed int `json:"bestPassed"`
+}
+
+// Update compares rep with what path holds under key, records rep, and
+// returns what changed in one line: "" for the first run, an interrupted
+// run or one in which no check ran. Only a full run (no --run, nothing
+// skipped) changes the totals.
+func Update(path, key string, rep *report.Report) (string, error) {
+	f, err := load(path)
+	if err != nil {
+		return "", err
+	}
+	rec := f.Records[key]
+	line := Changes(rec, rep)
+	if rep.Interrupted {
+		return line, nil
+	}
+	if rec == nil {
+		rec = &Record{}
+		f.Records[key] = rec
+	}
+	if !rec.add(rep) {
+		return line, nil
+	}
+	return line, save(path, f)
+}
+
+// Changes says what rep changed since rec: the checks that now pass, those
+// that passed last run and fail now, and for a full run the count against
+// the last full run's. It is empty when there is nothing to compare.
+func Changes(rec *Record, rep *report.Report) string {
+	if rec == nil || rep.Interrupted {
+		return ""
+	}
+	var fixed, broken []string
+	for _, c := range rep.Checks {
+		switch last := rec.Last[c.ID]; {
+		case c.Status == report.Pass && last == report.Fail:
+			fixed = append(fixed, c.ID)
+		case c.Status == report.Fail && last == report.Pass:
+			broken = append(broken, c.ID)
+		}
+	}
+	var parts []string
+	if len(fixed) > 0 {
+		parts = append(parts, names(fixed)+" now "+verb(fixed, "passes", "pass"))
+	}
+	if len(broken) > 0 {
+		parts = append(parts, names(broken)+" passed last run and "+verb(broken, "fails", "fail")+" now")
+	}
+	s := rep.Summary
+	if full(rep) && rec.Total > 0 {
+		switch {
+		case s.Passed > rec.Passed:
+			parts = append(parts, fmt.Sprintf("%d/%d, up from %d/%d", s.Passed, s.Total, rec.Passed, rec.Total))
+		case s.Passed < rec.Passed:
+			down := fmt.Sprintf("%d/%d, down from %d/%d", s.Passed, s.Total, rec.Passed, rec.Total)
+			if rec.BestPassed > rec.Passed {
+				down += fmt.Sprintf(" (your best: %d/%d)", rec.BestPassed, rec.Total)
+			}
+			parts = append(parts, down)
+		case len(parts) == 0:
+			parts = append(parts, fmt.Sprintf("still %d/%d", s.Passed, s.Total))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Since the last run: " + strings.Join(parts, "; ") + "."
+}
+
+// full says whether rep is a verdict on every check of the step.
+func full(rep *report.Report) bool {
+	return !rep.Partial && !rep.Interrupted && rep.Summary.Skipped == 0 && rep.Summary.Total > 0
+}
+
+// add records rep and says whether anything was recorded.
+func (rec *Record) add(rep *report.Report) bool {
+	if rec.Last == nil {
+		rec.Last = map[string]report.Status{}
+	}
+	if rec.Best == nil {
+		rec.Best = map[string]report.Status{}
+	}
+	changed := false
+	for _, c := range rep.Checks {
+		if c.Status != report.Pass && c.Status != report.Fail {
+			continue
+		}
+		rec.Last[c.ID] = c.Status
+		if rec.Best[c.ID] != report.Pass {
+			rec.Best[c.ID] = c.Status
+		}
+		changed = true
+	}
+	if full(rep) {
+		rec.Passed, rec.Total = rep.Summary.Passed, rep.Summary.Total
+		rec.BestPassed = max(rec.BestPassed, rec.Passed)
+		changed = true
+	}
+	return changed
+}
+
+// names lists at most three check IDs.
+func names(ids []string) string {
+	const most = 3
+	if len(ids) > most {
+		return strings.Join(ids[:most], ", ") + fmt.Sprintf(" and %d more", len(ids)-most)
+	}
+	if len(ids) == 1 {
+		return ids[0]
+	}
+	return strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+}
+
+func verb(ids []string, one, many string) string {
+	if len(ids) == 1 {
+		return one
+	}
+	return many
+}
+
+func load(path string) (*file, error) {
+	f := &file{Version: version, Records: map[string]*Record{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var got file
+	if err := json.Unmarshal(data, &got); err != nil || got.Version != version || got.Records == nil {
+		return f, nil // unreadable or of another version: start afresh
+	}
+	return &got, nil
+}
+
+// save writes f to path through a temporary file, so that a run stopped
+// while writing never leaves half a file.
+func save(path string, f *file) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".progress-*.json")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,81 @@
+package progress
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// result is a run of the made-up step07's checks a to e: passing lists those
+// that pass, the others fail.
+func result(partial bool, passing ...string) *report.Report {
+	ids := []string{"a", "b", "c", "d", "e"}
+	if partial {
+		ids = passing
+	}
+	rep := &report.Report{Step: "step07", Partial: partial}
+	for _, id := range ids {
+		c := report.CheckResult{ID: id, Points: 10, Status: report.Fail}
+		for _, p := range passing {
+			if p == id {
+				c.Status, c.Earned = report.Pass, 10
+			}
+		}
+		rep.Checks = append(rep.Checks, c)
+	}
+	rep.Finish()
+	return rep
+}
+
+func TestProgressAcrossRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
+	key := Key("step07", "step07")
+	steps := []struct {
+		name string
+		rep  *report.Report
+		want string
+	}{
+		{"the first run says nothing", result(false), ""},
+		{"the same again", result(false), "Since the last run: still 0/5."},
+		{"two checks fixed", result(false, "a", "b"), "Since the last run: a and b now pass; 2/5, up from 0/5."},
+		{"a selection reports what it ran, not totals", result(true, "c"), "Since the last run: c now passes."},
+		{"a full run after the selection counts against the last full run", result(false, "a", "b", "c"),
+			"Since the last run: 3/5, up from 2/5."},
+		{"a check broken", result(false, "a", "c"), "Since the last run: b passed last run and fails now; 2/5, down from 3/5."},
+		{"fixed and broken at once, with the best recalled", result(false, "b"),
+			"Since the last run: b now passes; a and c passed last run and fail now; 1/5, down from 2/5 (your best: 3/5)."},
+		{"an interrupted run says nothing and records nothing", func() *report.Report {
+			r := result(false, "a", "b", "c", "d", "e")
+			r.Interrupted = true
+			r.Finish()
+			return r
+		}(), ""},
+		{"many fixed", result(false, "a", "b", "c", "d", "e"), "Since the last run: a, c, d and 1 more now pass; 5/5, up from 1/5."},
+	}
+	for _, s := range steps {
+		got, err := Update(path, key, s.rep)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.name, got, s.want)
+		}
+	}
+
+	// Another directory of the same step has a progress of its own.
+	if got, err := Update(path, Key("step07", "solutions/step07"), result(false, "a")); err != nil || got != "" {
+		t.Errorf("the first run of another directory: %q, %v", got, err)
+	}
+	// A file that cannot be read is started afresh, not an error.
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Update(path, key, result(false)); err != nil || got != "" {
+		t.Errorf("after a corrupt file: %q, %v", got, err)
+	}
+	if got, _ := Update(path, key, result(false, "a")); got != "Since the last run: a now passes; 1/5, up from 0/5." {
+		t.Errorf("after a corrupt file, the next run: %q", got)
+	}
+}

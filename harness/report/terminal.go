@@ -1,0 +1,215 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// View says how much the terminal shows.
+type View struct {
+	// All shows every failure in full (--all, -v). Otherwise only the first
+	// failure is: the first failing check in the step's order (the order to
+	// fix them in), or the first failed stage when no check failed; every
+	// other failure takes one line.
+	All bool
+	// Progress says what changed since the last run (package progress); it
+	// is printed just before the closing line.
+	Progress string
+}
+
+// Terminal writes the focused view: the first failure in full, the others
+// one line each, and the closing line.
+func (r *Report) Terminal(w io.Writer) { r.TerminalView(w, View{}) }
+
+// TerminalView writes, for a person, what failed and why, and a closing line
+// that says what to do next. The per-check pass/fail lines are printed as
+// the checks run (see the runner). No controller log line is printed twice.
+func (r *Report) TerminalView(w io.Writer, v View) {
+	first := r.firstFailure()
+	printed := map[string]bool{} // log lines already shown
+	var short []string           // the one-line failures
+	for i, st := range r.Stages {
+		if st.Status != Fail {
+			continue
+		}
+		if v.All || first == stageFailure(i) {
+			fmt.Fprintf(w, "\nFAIL stage %s (%s)\n%s\n", st.Name, st.Duration, indent(st.Detail, "    "))
+			continue
+		}
+		short = append(short, fmt.Sprintf("  FAIL stage %s: %s", st.Name, firstLine(st.Detail)))
+	}
+	var tail []string // the run's last log lines, from the latest failure that had none of its own
+	for i, c := range r.Checks {
+		if c.Status != Fail {
+			continue
+		}
+		if !c.LogsAboutCheck {
+			tail = c.Logs
+		}
+		if !v.All && first != i {
+			short = append(short, fmt.Sprintf("  FAIL %s: %s", c.ID, oneLine(c)))
+			continue
+		}
+		fmt.Fprintf(w, "\nFAIL %s: %s\n%s\n", c.ID, c.Title, indent(failureText(c), "     "))
+		switch own := unprinted(c.Logs, printed); {
+		case !c.LogsAboutCheck:
+			fmt.Fprintln(w, "     controller log: no line names this check's objects (the run's last lines are below)")
+		case len(own) > 0:
+			fmt.Fprintf(w, "     controller log, the lines about this check's objects (%d):\n", len(own))
+			printLog(w, own, printed, "       | ")
+		}
+	}
+	if fresh := unprinted(tail, printed); len(fresh) > 0 {
+		fmt.Fprintf(w, "\ncontroller log, the run's last %d lines:\n", len(fresh))
+		printLog(w, fresh, printed, "  | ")
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(w, "\nAlso failing, one line each (%s CHECK_FLAGS=--all shows them in full):\n%s\n", r.command(), strings.Join(short, "\n"))
+	}
+	fmt.Fprintln(w)
+	for _, l := range r.gradingLines(func(s string) string { return s }) {
+		fmt.Fprintln(w, l)
+	}
+	if v.Progress != "" {
+		fmt.Fprintln(w, v.Progress)
+	}
+	fmt.Fprintln(w, r.ClosingLine(v))
+}
+
+// stageFailure encodes the index of a failed stage for firstFailure, which
+// returns check indexes as they are.
+func stageFailure(i int) int { return -2 - i }
+
+// firstFailure is the failure shown in full: the index of the first failing
+// check, else stageFailure(i) of the first failed stage, else -1.
+func (r *Report) firstFailure() int {
+	for i, c := range r.Checks {
+		if c.Status == Fail {
+			return i
+		}
+	}
+	for i, st := range r.Stages {
+		if st.Status == Fail {
+			return stageFailure(i)
+		}
+	}
+	return -1
+}
+
+// ClosingLine is the terminal's last line: the verdict and what to do next.
+// It claims success only when the summary does (summary.ok), and never for
+// an interrupted run, a skipped check or a failed stage.
+func (r *Report) ClosingLine(v View) string {
+	s := r.Summary
+	first := r.firstFailure()
+	next := ""
+	switch {
+	case first >= 0:
+		id := r.Checks[first].ID
+		next = fmt.Sprintf("Fix %s first, then run %s again; make hint ID=%s says more", id, r.command(), id)
+		if !v.All && r.failures() > 1 {
+			next += fmt.Sprintf("; %s CHECK_FLAGS=--all shows every failure in full", r.command())
+		}
+		next += "."
+	case first < -1:
+		next = fmt.Sprintf("Fix the stage %s (above), then run %s again.", r.Stages[-2-first].Name, r.command())
+	}
+	if r.Grading != nil {
+		line := r.gradeLabel() + r.Headline() + "."
+		if s.Gradable && !s.OK && next != "" {
+			line += " " + next
+		}
+		return line
+	}
+	switch {
+	case r.Interrupted:
+		return fmt.Sprintf("%s. No verdict: the run was stopped before it ended (everything it started has been stopped); "+
+			"run make check again.", capitalize(r.Headline()))
+	case s.OK && r.Partial:
+		return fmt.Sprintf("The %d selected checks pass. Run make check without --run for the whole step.", s.Total)
+	case s.OK:
+		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.",
+			s.Total, s.Points, s.TotalPoints, r.Step)
+	case first < -1 && s.Passed+s.Failed == 0:
+		return fmt.Sprintf("%s: no check ran, as the stage %s failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+	case first < -1:
+		return fmt.Sprintf("%s, but the stage %s failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+	case first == -1 && s.Skipped > 0:
+		return fmt.Sprintf("%s: %s. Run make check again.", capitalize(r.Headline()), r.firstSkip())
+	case next == "":
+		return capitalize(r.Headline()) + ". Run make check again."
+	}
+	return capitalize(r.Headline()) + ". " + next
+}
+
+// command is what runs the checks again.
+func (r *Report) command() string {
+	if r.Grading != nil {
+		return "make grade"
+	}
+	return "make check"
+}
+
+// failures counts the failed stages and checks.
+func (r *Report) failures() int {
+	n := 0
+	for _, st := range r.Stages {
+		if st.Status == Fail {
+			n++
+		}
+	}
+	return n + r.Summary.Failed
+}
+
+// firstSkip says why the first skipped check did not run.
+func (r *Report) firstSkip() string {
+	for _, c := range r.Checks {
+		if c.Status == Skip && c.Message != "" {
+			return c.ID + " " + strings.TrimPrefix(c.Message, "not run: ")
+		}
+	}
+	return "some checks did not run"
+}
+
+// oneLine is a failing check in one line: its hint, else the first line of
+// what it observed.
+func oneLine(c CheckResult) string {
+	if c.Hint != "" {
+		return c.Hint
+	}
+	return firstLine(c.Message)
+}
+
+var fileLineRE = regexp.MustCompile(`\.go:\d+`)
+
+// firstLine is the line of a failure's text that says most: the first one
+// naming a file and line (a compiler's or go test's message), else the
+// first line.
+func firstLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for _, l := range lines {
+		if fileLineRE.MatchString(l) && !strings.HasPrefix(strings.TrimSpace(l), "---") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[0])
+}
+
+func printLog(w io.Writer, lines []string, printed map[string]bool, prefix string) {
+	for _, l := range lines {
+		printed[l] = true
+		fmt.Fprintf(w, "%s%s\n", prefix, l)
+	}
+}
+
+func unprinted(lines []string, printed map[string]bool) []string {
+	var out []string
+	for _, l := range lines {
+		if !printed[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// run is a report of the made-up step07 with three checks; edit changes it
+// before the summary is computed.
+func run(edit func(r *Report)) *Report {
+	r := &Report{
+		Step: "step07", Cluster: "envtest",
+		Stages: []Stage{{Name: "build", Status: Pass}, {Name: "generate", Status: Pass}, {Name: "unit tests", Status: Pass}},
+		Checks: []CheckResult{
+			{ID: "crd-schema", Title: "the CRD", Points: 10, Earned: 10, Status: Pass},
+			{ID: "self-heal", Title: "self-heals", Points: 15, Earned: 15, Status: Pass},
+			{ID: "quiescent", Title: "quiet", Points: 5, Earned: 5, Status: Pass},
+		},
+	}
+	edit(r)
+	r.Finish()
+	return r
+}
+
+func fail(c *CheckResult, hint string) {
+	c.Status, c.Earned, c.Hint, c.Message = Fail, 0, hint, "expected: True\nobserved: nothing"
+}
+
+func skip(c *CheckResult, why string) { c.Status, c.Earned, c.Message = Skip, 0, why }
+
+// TestTheClosingLineAgreesWithTheJSONSummary pins the terminal's last line
+// for each kind of run, and holds it to the JSON report of the same run:
+// success is claimed exactly when summary.ok is true, and the counts are
+// the summary's.
+func TestTheClosingLineAgreesWithTheJSONSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(r *Report)
+		want string
+	}{
+		{"every check passes", func(*Report) {},
+			"All 3 checks pass (30/30 points). step07 is done: the seed's acceptance holds on a real API server."},
+		{"some checks fail", func(r *Report) { fail(&r.Checks[1], "watch Services"); fail(&r.Checks[2], "write less") },
+			"1/3 checks pass, 10/30 points. Fix self-heal first, then run make check again; make hint ID=self-heal says more; " +
+				"make check CHECK_FLAGS=--all shows every failure in full."},
+		{"one check fails", func(r *Report) { fail(&r.Checks[2], "write less") },
+			"2/3 checks pass, 25/30 points. Fix quiescent first, then run make check again; make hint ID=quiescent says more."},
+		{"some checks were skipped", func(r *Report) { skip(&r.Checks[2], "not run: no admin client") },
+			"2/3 checks pass, 25/30 points, 1 not run: quiescent no admin client. Run make check again."},
+		{"the build failed", func(r *Report) {
+			r.Stages = []Stage{{Name: "build", Status: Fail, Detail: "step07/cmd/main.go:3:1: syntax error"}}
+			for i := range r.Checks {
+				skip(&r.Checks[i], "not run: an earlier stage failed")
+			}
+		}, "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the stage build failed. " +
+			"Fix the stage build (above), then run make check again."},
+		{"the unit tests failed and every check passed", func(r *Report) { r.Stages[2].Status, r.Stages[2].Detail = Fail, "x_test.go:9: wrong" },
+			"3/3 checks pass, 30/30 points, but the stage unit tests failed. Fix the stage unit tests (above), then run make check again."},
+		{"interrupted after the first check", func(r *Report) {
+			r.Interrupted = true
+			skip(&r.Checks[1], "not run to the end: interrupted")
+			skip(&r.Checks[2], "not run: interrupted")
+		}, "Interrupted: 1/3 checks pass, 10/30 points, 2 not run. No verdict: the run was stopped before it ended " +
+			"(everything it started has been stopped); run make check again."},
+		{"interrupted after every check passed", func(r *Report) { r.Interrupted = true },
+			"Interrupted: 3/3 checks pass, 30/30 points. No verdict: the run was stopped before it ended " +
+				"(everything it started has been stopped); run make check again."},
+		{"a selection passes", func(r *Report) { r.Partial = true; r.Checks = r.Checks[1:2] },
+			"The 1 selected checks pass. Run make check without --run for the whole step."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(tc.edit)
+			var term bytes.Buffer
+			r.Terminal(&term)
+			lines := strings.Split(strings.TrimRight(term.String(), "\n"), "\n")
+			last := lines[len(lines)-1]
+			if last != tc.want {
+				t.Errorf("closing line\n got: %s\nwant: %s\nwhole output:\n%s", last, tc.want, term.String())
+			}
+
+			var js bytes.Buffer
+			if err := json.NewEncoder(&js).Encode(r); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Summary     Summary `json:"summary"`
+				Partial     bool    `json:"partial"`
+				Interrupted bool    `json:"interrupted"`
+			}
+			if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			s := doc.Summary
+			claims := strings.Contains(last, "All ") || strings.Contains(last, " done") ||
+				strings.HasPrefix(last, "The ") && strings.Contains(last, "selected checks pass")
+			if claims != s.OK {
+				t.Errorf("the closing line %q claims success: %v; the JSON summary's ok: %v", last, claims, s.OK)
+			}
+			if doc.Interrupted != strings.Contains(last, "No verdict") {
+				t.Errorf("JSON interrupted=%v, closing line %q", doc.Interrupted, last)
+			}
+			if (s.Skipped > 0 || doc.Interrupted) && s.OK {
+				t.Errorf("summary.ok with %d checks not run (interrupted: %v)", s.Skipped, doc.Interrupted)
+			}
+			if !s.OK {
+				counts := fmt.Sprintf("%d/%d checks pass, %d/%d points", s.Passed, s.Total, s.Points, s.TotalPoints)
+				if !strings.Contains(last, counts) {
+					t.Errorf("the closing line %q lacks the JSON summary's %q", last, counts)
+				}
+			}
+		})
+	}
+}
+
+// TestTheTerminalShowsTheFirstFailureInFull: one full block, the first
+// failing check's; every other failure in one line with its hint; the run's
+// log once.
+func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
+	tail := []string{"--- controller started (pid 1) ---", "INFO Starting workers"}
+	r := run(func(r *Report) {
+		r.Stages[2].Status, r.Stages[2].Detail = Fail, "go test in step07:\n--- FAIL: TestX (0.00s)\n    x_test.go:9: wrong\nFAIL"
+		for i, hint := range []string{"mark the schema", "watch Services", "write less"} {
+			fail(&r.Checks[i], hint)
+			r.Checks[i].Logs = tail
+		}
+		r.Checks[2].Logs, r.Checks[2].LogsAboutCheck = []string{"ERROR reconciling ns-q/quiet"}, true
+	})
+	var focused, all bytes.Buffer
+	r.Terminal(&focused)
+	r.TerminalView(&all, View{All: true})
+	out := focused.String()
+	if n := strings.Count(out, "\nFAIL "); n != 1 || !strings.Contains(out, "\nFAIL crd-schema: the CRD\n") {
+		t.Errorf("want one full block, crd-schema's; got %d:\n%s", n, out)
+	}
+	for _, want := range []string{
+		"  FAIL stage unit tests: x_test.go:9: wrong\n",
+		"  FAIL self-heal: watch Services\n",
+		"  FAIL quiescent: write less\n",
+		"controller log: no line names this check's objects (the run's last lines are below)\n",
+		"controller log, the run's last 2 lines:\n  | --- controller started (pid 1) ---\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the focused output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "Starting workers") != 1 || strings.Contains(out, "reconciling ns-q") {
+		t.Errorf("the run's log is not shown once, or a one-line failure's log is shown:\n%s", out)
+	}
+	everything := all.String()
+	if n := strings.Count(everything, "\nFAIL "); n != 4 || strings.Count(everything, "Starting workers") != 1 ||
+		!strings.Contains(everything, "controller log, the lines about this check's objects (1):\n       | ERROR reconciling ns-q/quiet") ||
+		strings.Contains(everything, "Also failing") {
+		t.Errorf("--all: want 4 full blocks (a stage, three checks), the run's log once and quiescent's own line:\n%s", everything)
+	}
+}
