@@ -175,7 +175,7 @@ func (r *run) focusLog(res *report.CheckResult, ns string, since time.Time) {
 	if len(ex) > r.opts.LogLines {
 		ex = ex[len(ex)-r.opts.LogLines:]
 	}
-	res.Logs = ex
+	res.Logs, res.LogsAboutCheck = ex, true
 }
 
 func lineTexts(lines []ctrlproc.Line) []string {

@@ -54,6 +54,9 @@ type Options struct {
 	GoEnv []string
 	// LogLines is how many controller log lines a failure shows.
 	LogLines int
+	// StageTick is how often a stage that is still running says so
+	// (default 10 s: a cold first build is never silent for long).
+	StageTick time.Duration
 }
 
 // partial says the checks are a selection, not the step's whole list.
@@ -66,6 +69,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LogLines == 0 {
 		o.LogLines = 20
+	}
+	if o.StageTick == 0 {
+		o.StageTick = 10 * time.Second
 	}
 	if o.Timeouts == (checks.Timeouts{}) {
 		o.Timeouts = checks.DefaultTimeouts()
@@ -109,6 +115,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 		rep.Cluster = r.backend.Name()
 	}
 	rep.Duration = report.Since(rep.Started)
+	rep.Interrupted = ctx.Err() != nil
 	rep.Finish()
 	if ctx.Err() != nil {
 		return rep, fmt.Errorf("interrupted: %w", ctx.Err())
@@ -224,9 +231,12 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	fmt.Fprintf(r.opts.Out, "  %-24s ", name+" ...")
+	line := fmt.Sprintf("  %-24s ", name+" ...")
+	fmt.Fprint(r.opts.Out, line)
 	start := time.Now()
+	stopTicking := r.tick(line, start)
 	err := f()
+	stopTicking()
 	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start)}
 	if err != nil {
 		st.Status, st.Detail = report.Fail, err.Error()
@@ -243,6 +253,28 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	r.notes = nil
 	r.rep.Stages = append(r.rep.Stages, st)
 	return err == nil
+}
+
+// tick says every StageTick that the stage whose line is pending still
+// runs: it ends the line with the time so far and starts it again. Whole
+// lines only, so a CI log reads as well as a terminal. stop returns once
+// ticking has stopped.
+func (r *run) tick(line string, start time.Time) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(r.opts.StageTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				fmt.Fprintf(r.opts.Out, "still running (%s)\n%s", time.Since(start).Round(time.Second), line)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 func (r *run) teardown() {

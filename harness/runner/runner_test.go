@@ -146,6 +146,10 @@ func TestEverySolutionPassesEveryCheck(t *testing.T) {
 			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
 				t.Fatalf("the reference solution does not pass every check:\n%s", out)
 			}
+			want := fmt.Sprintf("All %d checks pass (%d/%d points). %s is done", len(st.Checks), rep.Summary.TotalPoints, rep.Summary.TotalPoints, st.SolutionDir)
+			if !strings.HasPrefix(lastLine(out), want) {
+				t.Errorf("the closing line is %q, want it to start with %q", lastLine(out), want)
+			}
 		})
 	}
 }
@@ -164,7 +168,8 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	}
 	st := steps.Default()
 	step := copyModule(t, filepath.Join(root, st.SolutionDir))
-	cmd := exec.Command(bin, "check", "--root", root, "--step", step, "--step-name", st.Name)
+	// No timeline: it would be written relative to the test's directory.
+	cmd := exec.Command(bin, "check", "--root", root, "--step", step, "--step-name", st.Name, "--timeline", "")
 	cmd.Env = append(os.Environ(), append(workspaceFor(t, step), "TMPDIR="+runTmp)...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = cmd.Stdout
@@ -209,8 +214,9 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("run directories left behind: %v", left)
 	}
-	if !strings.Contains(seen.String(), "interrupted") {
-		t.Errorf("the output does not say the run was interrupted:\n%s", seen.String())
+	if !strings.Contains(seen.String(), "interrupted") || !strings.Contains(seen.String(), "No verdict") ||
+		strings.Contains(seen.String(), "checks pass (") || strings.Contains(seen.String(), " is done") {
+		t.Errorf("the output does not say the run was interrupted, or claims a verdict:\n%s", seen.String())
 	} else {
 		t.Logf("output:\n%s", seen.String())
 	}
@@ -242,11 +248,36 @@ func TestEverySkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
 					}
 				}
 			}
+			// The terminal is focused: the first failing check in full, every
+			// other failure in one line with its hint, the log once.
+			if n := strings.Count(out, "\nFAIL "); n != 1 || !strings.Contains(out, "\nFAIL "+rep.Checks[0].ID+": ") {
+				t.Errorf("want exactly one full failure block, %s's; got %d", rep.Checks[0].ID, n)
+			}
+			for _, c := range rep.Checks[1:] {
+				if !strings.Contains(out, "\n  FAIL "+c.ID+": "+c.Hint+"\n") {
+					t.Errorf("check %s has no one-line failure with its hint", c.ID)
+				}
+			}
+			if !strings.Contains(out, "\n  FAIL stage unit tests: ") {
+				t.Error("the failed unit tests stage has no one-line failure")
+			}
+			if n := strings.Count(out, "--- controller started"); n != 1 {
+				t.Errorf("the controller's start is shown %d times, want once", n)
+			}
+			want := fmt.Sprintf("0/%d checks pass, 0/%d points. Fix %s first", len(st.Checks), rep.Summary.TotalPoints, rep.Checks[0].ID)
+			if !strings.HasPrefix(lastLine(out), want) {
+				t.Errorf("the closing line is %q, want it to start with %q", lastLine(out), want)
+			}
 			if t.Failed() {
 				t.Log(out)
 			}
 		})
 	}
+}
+
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return lines[len(lines)-1]
 }
 
 // TestSolutionFilesInTheLearnersModulePass: a learner who writes the

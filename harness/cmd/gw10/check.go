@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/progress"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
 	"github.com/10xdev/gw10/harness/step"
@@ -24,7 +25,7 @@ type checkFlags struct {
 	seed                int64
 	jsonOut, junit, md  string
 	timeline            string
-	verbose             bool
+	verbose, all        bool
 	// kind and existing backends
 	kindName, kubeContext, allowContext string
 	keep                                bool
@@ -41,7 +42,8 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
 	fs.StringVar(&f.timeline, "timeline", defaultTimeline, "write the timeline of every check (one HTML file, for a browser) to this file; empty: none")
-	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log")
+	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
+	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
 	fs.StringVar(&f.kindName, "kind-name", "gw10-check", "kind: the cluster to create (and delete)")
 	fs.BoolVar(&f.keep, "keep", false, "kind: reuse the cluster if it exists and keep it afterwards")
 	fs.StringVar(&f.kubeContext, "context", "", "existing: the kubeconfig context (default: the current one)")
@@ -68,19 +70,42 @@ func runChecks(ctx context.Context, f checkFlags) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, runErr := runner.Run(ctx, opts)
-	rep.Terminal(os.Stdout)
-	if err := writeReports(rep, f); err != nil {
-		return rep, err
-	}
-	if f.timeline != "" {
+	rep, runErr := runner.Run(ctx, opts) // an error: interrupted, and rep.Interrupted says so
+	// The closing line comes last: it says what to do next.
+	werr := writeReports(rep, f)
+	if werr == nil && f.timeline != "" {
 		fmt.Printf("Timeline of every check: %s (open it in a browser)\n", f.timeline)
+	}
+	view := f.view()
+	view.Progress = remember(opts, rep)
+	rep.TerminalView(os.Stdout, view)
+	if werr != nil {
+		return rep, werr
 	}
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "gw10: run", runErr, "— everything it started has been stopped")
 		return rep, exitError{130}
 	}
 	return rep, nil
+}
+
+// view is how much of the report the terminal shows.
+func (f checkFlags) view() report.View { return report.View{All: f.all || f.verbose} }
+
+// remember records the run in the workbook's progress file and says what
+// changed since the last run. Only a module inside the workbook is
+// remembered (not a copy elsewhere, as tests make); a file that cannot be
+// written costs a warning, not the run.
+func remember(opts runner.Options, rep *report.Report) string {
+	rel, err := filepath.Rel(opts.Root, opts.StepDir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	line, err := progress.Update(progress.Path(opts.Root), progress.Key(opts.Step.Name, filepath.ToSlash(rel)), rep)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gw10: warning: progress across runs not recorded:", err)
+	}
+	return line
 }
 
 func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {

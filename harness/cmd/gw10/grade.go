@@ -67,7 +67,7 @@ func runGrade(ctx context.Context, args []string) error {
 	}
 	rep.Grading = &tree.Grading
 	rep.Finish()
-	rep.Terminal(os.Stdout)
+	rep.TerminalView(os.Stdout, f.view())
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "gw10: run", runErr, "— no reports written")
 		return exitError{130}

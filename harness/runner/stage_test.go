@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/10xdev/gw10/harness/report"
+)
+
+// lockedBuffer is a bytes.Buffer that a stage's ticker and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestASlowStageSaysItStillRuns: a stage that outlasts its tick prints a
+// whole "still running" line and starts its line again, with no carriage
+// return, and ends on its result as a quick stage does.
+func TestASlowStageSaysItStillRuns(t *testing.T) {
+	var out lockedBuffer
+	r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}, rep: &report.Report{}}
+	ok := r.stage(context.Background(), "build", func() error {
+		deadline := time.Now().Add(time.Minute) // generous: the machine may be busy
+		for strings.Count(out.String(), "still running") < 2 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	})
+	got := out.String()
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if !ok || len(lines) < 3 || strings.Contains(got, "\r") {
+		t.Fatalf("want at least two whole lines saying the stage still runs, then its result, no \\r:\n%q", got)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.HasPrefix(l, "  build ...                still running (") {
+			t.Errorf("a tick line is %q", l)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "  build ...                ok (") {
+		t.Errorf("the stage's last line is %q", last)
+	}
+	// The ticker has stopped with the stage.
+	time.Sleep(50 * time.Millisecond)
+	if out.String() != got {
+		t.Errorf("the stage's ticker still writes after it ended:\n%q", out.String())
+	}
+}
