@@ -30,6 +30,10 @@ type Snapshot struct {
 	// Role is what the controller's ClusterRole grants (generated from its
 	// RBAC markers): a forbidden request is judged against it.
 	Role []rbacv1.PolicyRule
+	// NothingToReconcile says the check changed nothing the controller
+	// watches (crd-schema only creates with dry-run): no reconcile is then
+	// no sign of a reconciler left unregistered.
+	NothingToReconcile bool
 }
 
 // Diagnose turns the controller's state into findings, most telling first.
@@ -81,7 +85,7 @@ func Diagnose(s Snapshot) []Finding {
 	}
 	if !s.Exited && s.Metrics != nil {
 		switch {
-		case s.Metrics.ReconcileTotal == 0 && s.Metrics.ActiveWorkers == 0:
+		case s.Metrics.ReconcileTotal == 0 && s.Metrics.ActiveWorkers == 0 && !s.NothingToReconcile:
 			out = append(out, Finding{
 				Cause: "the controller never reconciled anything",
 				Hint:  "is the reconciler registered with the manager (SetupWithManager) with For(&netv1.EdgeRoute{})?",

@@ -39,6 +39,11 @@ func TestDiagnose(t *testing.T) {
 			want: []string{"never reconciled"},
 		},
 		{
+			name: "no reconcile when there was nothing to reconcile says nothing",
+			snap: Snapshot{Metrics: &Metrics{}, NothingToReconcile: true},
+			want: nil,
+		},
+		{
 			name: "a worker busy across two scrapes with no progress is a hang",
 			snap: Snapshot{Metrics: &Metrics{ReconcileTotal: 2, ActiveWorkers: 1}, Metrics2: &Metrics{ReconcileTotal: 2, ActiveWorkers: 1}},
 			want: []string{"stuck"},

@@ -14,6 +14,7 @@ import (
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/report"
 )
 
@@ -138,7 +139,7 @@ func (r *run) endOnCrash(ctx context.Context, cancel func()) (stop func()) {
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
 func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time) {
-	snap := ctrlproc.Snapshot{Log: lineTexts(r.ctrl.log.Since(since)), Role: r.role}
+	snap := ctrlproc.Snapshot{Log: lineTexts(r.ctrl.log.Since(since)), Role: r.role, NothingToReconcile: !acted(res.Evidence)}
 	if p := r.ctrl.current(); p != nil {
 		snap.Exited, snap.ExitText = p.Exited()
 		if !snap.Exited {
@@ -157,6 +158,18 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 	if res.Logs == nil {
 		res.Logs = ctrlproc.Excerpt(r.ctrl.log.Last(r.opts.LogLines))
 	}
+}
+
+// acted says whether the check did something to the world (created,
+// changed or deleted an object, restarted the controller) that the
+// controller could react to.
+func acted(events []evidence.Event) bool {
+	for _, e := range events {
+		if e.Source == evidence.Harness && e.Kind == evidence.Action {
+			return true
+		}
+	}
+	return false
 }
 
 // focusLog keeps the log lines about the check's namespace in its window,

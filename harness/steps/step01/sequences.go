@@ -55,20 +55,32 @@ func runSequence(ctx context.Context, t *checks.T) {
 	t.Logf("sequence seed %d: %d steps", seed, len(seq))
 	w := newWorld()
 	defer t.Proxy.SetDown(false)
+	// A step's window runs until the next step begins: a restarted
+	// controller's first passes can come after the world already looks
+	// converged, and their withdraws count too.
+	var prev *stepWindow
 	for i, o := range seq {
 		before := w.clone()
 		w.apply(o)
 		w.tick()
 		start := time.Now()
+		if err := prev.withdraws(t, start); err != nil {
+			failSequence(t, seed, seq, prev.step, err)
+		}
 		doStep(ctx, t, o)
 		if err := t.Converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
 			return contract(ctx, t, w)
 		}); err != nil {
 			failSequence(t, seed, seq, i, err)
 		}
-		if err := afterStep(ctx, t, before, w, start); err != nil {
+		if err := quietOnceHealthy(ctx, t, w); err != nil {
 			failSequence(t, seed, seq, i, err)
 		}
+		prev = &stepWindow{step: i, start: start, keep: stayedProgrammed(before, w)}
+	}
+	t.WaitIdle(ctx) // the sequence ends healthy: its last window closes once the controller is idle
+	if err := prev.withdraws(t, time.Now()); err != nil {
+		failSequence(t, seed, seq, prev.step, err)
 	}
 }
 
@@ -186,17 +198,26 @@ func heldSpec(t *checks.T, key proxy.Key, spec routeSpec) string {
 	return ""
 }
 
-// afterStep checks what only the step's history shows: no needless
-// withdraw, pushes of the current generation carrying its spec, and, once
-// everything is healthy, a quiet controller.
-func afterStep(ctx context.Context, t *checks.T, before, after *world, start time.Time) error {
+// stepWindow is what one step's history must show: no withdraw of a route
+// that was programmed before it and should still be after it.
+type stepWindow struct {
+	step  int
+	start time.Time
+	keep  []string
+}
+
+// withdraws reports the needless withdraws the proxy saw from the window's
+// start until end. A nil window (before the first step) has none.
+func (sw *stepWindow) withdraws(t *checks.T, end time.Time) error {
+	if sw == nil {
+		return nil
+	}
 	var problems []string
-	keep := stayedProgrammed(before, after)
 	for _, ev := range t.Proxy.EventsIn(t.Namespace) {
-		if ev.Received.Before(start) {
+		if ev.Received.Before(sw.start) || !ev.Received.Before(end) {
 			continue
 		}
-		if ev.Method == "DELETE" && slices.Contains(keep, ev.Key.Name) {
+		if ev.Method == "DELETE" && slices.Contains(sw.keep, ev.Key.Name) {
 			problems = append(problems, fmt.Sprintf("%s was withdrawn at %s although it should have stayed programmed: "+
 				"a withdraw followed by a push is an outage on a real proxy", ev.Key.Name, ev.Received.Format("15:04:05.000")))
 		}
@@ -204,6 +225,13 @@ func afterStep(ctx context.Context, t *checks.T, before, after *world, start tim
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
+	return nil
+}
+
+// quietOnceHealthy: once everything is healthy (nothing refused, so
+// nothing retrying), a converged controller writes nothing and runs no
+// reconcile.
+func quietOnceHealthy(ctx context.Context, t *checks.T, after *world) error {
 	if !healthy(after) {
 		return nil
 	}
