@@ -96,6 +96,21 @@ func (m mutant) apply(t *testing.T, dir string) {
 	}
 }
 
+// TestEveryMutantAndVariantApplies applies each one to a copy of its
+// solution, without a cluster: a stale edit fails here in seconds, not after
+// the long runs.
+func TestEveryMutantAndVariantApplies(t *testing.T) {
+	for _, st := range steps.All() {
+		for _, kind := range []string{"mutants", "variants"} {
+			for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, kind)) {
+				t.Run(st.Name+"/"+kind+"/"+m.name, func(t *testing.T) {
+					m.apply(t, copyModule(t, filepath.Join(root, st.SolutionDir)))
+				})
+			}
+		}
+	}
+}
+
 // passingTimeouts are for runs that must pass: the learner-facing Settle
 // (2.5 s of controller idleness ends a wait) is made generous, so that a CI
 // machine busy compiling other packages cannot end a wait before a watch
