@@ -16,7 +16,7 @@ func (r *Report) Headline() string {
 	case !s.Gradable:
 		return "not gradable: " + r.reason()
 	case s.OK && r.Partial:
-		return fmt.Sprintf("the %d selected checks pass", s.Total)
+		return selected(s.Total)
 	case s.OK:
 		return fmt.Sprintf("all %d checks pass, %d/%d points", s.Total, s.Points, s.TotalPoints)
 	}
@@ -28,6 +28,14 @@ func (r *Report) Headline() string {
 		h = "interrupted: " + h
 	}
 	return h
+}
+
+// selected says that n selected checks pass.
+func selected(n int) string {
+	if n == 1 {
+		return "the selected check passes"
+	}
+	return fmt.Sprintf("the %d selected checks pass", n)
 }
 
 func (r *Report) reason() string {

@@ -128,7 +128,7 @@ func (r *Report) ClosingLine(v View) string {
 		return fmt.Sprintf("%s. No verdict: the run was stopped before it ended (everything it started has been stopped); "+
 			"run make check again.", capitalize(r.Headline()))
 	case s.OK && r.Partial:
-		return fmt.Sprintf("The %d selected checks pass. Run make check without --run for the whole step.", s.Total)
+		return capitalize(selected(s.Total)) + ". Run make check without --run for the whole step."
 	case s.OK:
 		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.",
 			s.Total, s.Points, s.TotalPoints, r.Step)

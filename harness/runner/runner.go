@@ -67,6 +67,7 @@ func (o Options) withDefaults() Options {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	o.Out = stageOutOf(o.Out)
 	if o.LogLines == 0 {
 		o.LogLines = 20
 	}
@@ -231,10 +232,10 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	line := fmt.Sprintf("  %-24s ", name+" ...")
-	fmt.Fprint(r.opts.Out, line)
+	out := stageOutOf(r.opts.Out)
+	out.begin(fmt.Sprintf("  %-24s ", name+" ..."))
 	start := time.Now()
-	stopTicking := r.tick(line, start)
+	stopTicking := r.tick(out, start)
 	err := f()
 	stopTicking()
 	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start)}
@@ -243,9 +244,9 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 		if ctx.Err() != nil {
 			st.Detail = "interrupted"
 		}
-		fmt.Fprintf(r.opts.Out, "FAIL (%s)\n", st.Duration)
+		out.end(fmt.Sprintf("FAIL (%s)", st.Duration), false)
 	} else {
-		fmt.Fprintf(r.opts.Out, "ok (%s)\n", st.Duration)
+		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
@@ -255,11 +256,11 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	return err == nil
 }
 
-// tick says every StageTick that the stage whose line is pending still
-// runs: it ends the line with the time so far and starts it again. Whole
-// lines only, so a CI log reads as well as a terminal. stop returns once
-// ticking has stopped.
-func (r *run) tick(line string, start time.Time) (stop func()) {
+// tick says every StageTick that the stage whose line is open still runs:
+// it ends the line with the time so far and starts it again. Whole lines
+// only, so a CI log reads as well as a terminal. stop returns once ticking
+// has stopped.
+func (r *run) tick(out *stageOut, start time.Time) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -268,7 +269,7 @@ func (r *run) tick(line string, start time.Time) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				fmt.Fprintf(r.opts.Out, "still running (%s)\n%s", time.Since(start).Round(time.Second), line)
+				out.end(fmt.Sprintf("still running (%s)", time.Since(start).Round(time.Second)), true)
 			case <-done:
 				return
 			}

@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,7 @@ func (l *lockedBuffer) String() string {
 // return, and ends on its result as a quick stage does.
 func TestASlowStageSaysItStillRuns(t *testing.T) {
 	var out lockedBuffer
-	r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}, rep: &report.Report{}}
+	r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}.withDefaults(), rep: &report.Report{}}
 	ok := r.stage(context.Background(), "build", func() error {
 		deadline := time.Now().Add(time.Minute) // generous: the machine may be busy
 		for strings.Count(out.String(), "still running") < 2 && time.Now().Before(deadline) {
@@ -59,5 +61,27 @@ func TestASlowStageSaysItStillRuns(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if out.String() != got {
 		t.Errorf("the stage's ticker still writes after it ended:\n%q", out.String())
+	}
+}
+
+// TestWhatIsWrittenDuringAStageGetsLinesOfItsOwn: the cluster's progress or
+// the controller's log (-v) written while a stage's line is open ends that
+// line first, and the stage's result starts it again.
+func TestWhatIsWrittenDuringAStageGetsLinesOfItsOwn(t *testing.T) {
+	var out bytes.Buffer
+	r := &run{opts: Options{Out: &out, StageTick: time.Hour}.withDefaults(), rep: &report.Report{}}
+	r.stage(context.Background(), "start controller", func() error {
+		fmt.Fprintln(r.opts.Out, "  | --- controller started (pid 1) ---")
+		fmt.Fprintln(r.opts.Out, "  | INFO starting manager")
+		return nil
+	})
+	r.stage(context.Background(), "proxy stand-in", func() error { return nil })
+	want := "  start controller ...     \n" +
+		"  | --- controller started (pid 1) ---\n" +
+		"  | INFO starting manager\n" +
+		"  start controller ...     ok (Ns)\n" +
+		"  proxy stand-in ...       ok (Ns)\n"
+	if got := regexp.MustCompile(`\(\d+\.\ds\)`).ReplaceAllString(out.String(), "(Ns)"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
