@@ -1,14 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/progress"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
 	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // TestProgressIsRememberedForModulesInTheWorkbookOnly: two runs of a module
@@ -34,5 +37,29 @@ func TestProgressIsRememberedForModulesInTheWorkbookOnly(t *testing.T) {
 	}
 	if got, want := remember(inside, rep(report.Pass)), "Since the last run: self-heal now passes; 1/1, up from 0/1."; got != want {
 		t.Errorf("the second run: %q, want %q", got, want)
+	}
+}
+
+// TestTheREADMEQuotesTheSkeletonsClosingLine: the closing line README.md
+// quotes for the pristine skeleton is the one the report prints when every
+// check of the default step fails (the runner's skeleton test asserts that
+// they all do).
+func TestTheREADMEQuotesTheSkeletonsClosingLine(t *testing.T) {
+	st := steps.Default()
+	rep := &report.Report{Step: st.Dir, Stages: []report.Stage{{Name: "unit tests", Status: report.Fail}}}
+	for _, c := range st.Checks {
+		rep.Checks = append(rep.Checks, report.CheckResult{ID: c.ID, Points: c.Points, Status: report.Fail, Hint: c.Hint})
+	}
+	rep.Finish()
+	want := rep.ClosingLine(report.View{})
+	readme, err := os.ReadFile(filepath.Join(workbook, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "\n"+want+"\n") {
+		t.Errorf("README.md does not quote the pristine skeleton's closing line:\n%s", want)
+	}
+	if !strings.Contains(string(readme), fmt.Sprintf("All %d checks pass (%d/%d points)", len(st.Checks), rep.Summary.TotalPoints, rep.Summary.TotalPoints)) {
+		t.Errorf("README.md does not say what a solved step's closing line says")
 	}
 }
