@@ -43,6 +43,10 @@ assets-path: $(GW10)
 check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
 	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
 
+.PHONY: watch
+watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept up between runs; Ctrl-C stops).
+	@$(GW10) watch --step $(STEP) $(CHECK_FLAGS)
+
 .PHONY: grade
 grade: $(GW10) ## Grade SUBMISSION=<path|URL> [SUBMISSION_REF=] with this checkout's harness (none: feedback on step01/); reports/.
 	@$(GW10) grade --step $(STEP) --cluster $(CLUSTER) --submission "$(SUBMISSION)" --submission-ref "$(SUBMISSION_REF)" \

@@ -142,6 +142,9 @@ type run struct {
 	cleanups   []func()
 	namespaces []string // the checks' namespaces, deleted
 	notes      []string // printed after the current stage's line
+	// generated, when set, says why the generated files are already
+	// those of the markers (gw10 watch): the generate stage is skipped.
+	generated string
 }
 
 // note is said to the learner once the current stage's line is complete.
@@ -192,7 +195,13 @@ func (r *run) setup(ctx context.Context) (bool, error) {
 // from the markers. Build first: a compile error is best reported by the
 // compiler. Then rebuild if the deepcopy code changed.
 func (r *run) compile(ctx context.Context, binary *string) bool {
-	return r.stage(ctx, "build", func() (err error) { *binary, err = build(ctx, r.opts, r.dir); return err }) &&
+	ok := r.stage(ctx, "build", func() (err error) { *binary, err = build(ctx, r.opts, r.dir); return err })
+	if ok && r.generated != "" {
+		fmt.Fprintf(r.opts.Out, "  %-24s skipped (%s)\n", "generate ...", r.generated)
+		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: "generate", Status: report.Skip, Detail: r.generated})
+		return true
+	}
+	return ok &&
 		r.stage(ctx, "generate", func() error {
 			changed, err := generate(ctx, r.opts)
 			if err == nil && changed {

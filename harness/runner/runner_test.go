@@ -30,6 +30,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/steptest"
 )
 
 // root is the workbook root, seen from harness/runner.
@@ -76,46 +77,17 @@ func sharedBackend(t *testing.T) cluster.Backend {
 	return shared
 }
 
-// copyModule copies a step module (without bin/) to a temp dir: runs
-// regenerate files in place, and tests must not write into the repository.
+// copyModule copies a step module out of the repository (see steptest.Copy).
 func copyModule(t *testing.T, src string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() && rel == "bin" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copying %s: %v", src, err)
-	}
-	return dst
+	return steptest.Copy(t, src)
 }
 
-// workspaceFor puts a module copied out of the workbook into a workspace of
-// its own with the harness, so it resolves the same dependency versions as
-// the workbook and its builds share the go build cache with it.
+// workspaceFor is the environment that builds a copied module with the
+// workbook's dependency versions (see steptest.Workspace).
 func workspaceFor(t *testing.T, dir string) []string {
 	t.Helper()
-	work := filepath.Join(filepath.Dir(dir), "go.work")
-	body := fmt.Sprintf("go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n", filepath.Join(root, "harness"), dir)
-	if err := os.WriteFile(work, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"GOWORK=" + work}
+	return steptest.Workspace(t, root, dir)
 }
 
 // testSeed makes the generated sequences of the tests the same every run.

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/watch"
+)
+
+// runWatch is gw10 watch: the checks again on every save, on a control
+// plane kept up between runs. Ctrl-C or SIGTERM stop it with status 0.
+func runWatch(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	f := checkFlags{cluster: "envtest"}
+	fs.StringVar(&f.root, "root", ".", "the workbook root (where go.work is)")
+	fs.StringVar(&f.step, "step", steps.Default().Dir, "the step module to watch, relative to the root")
+	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
+	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
+	fs.Int64Var(&f.seed, "seed", 0, "the seed of the generated sequences (default: a new one each run)")
+	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	opts, err := runnerOptions(ctx, f)
+	if err != nil {
+		return err
+	}
+	err = watch.Watch(ctx, watch.Options{Runner: opts, Out: os.Stdout, Live: isTerminal(os.Stdout)})
+	if err != nil {
+		return err
+	}
+	fmt.Println("\ngw10 watch: stopped; the control plane, the proxy and the controller are gone.")
+	return nil
+}
