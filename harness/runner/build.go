@@ -33,7 +33,9 @@ func generate(ctx context.Context, opts Options) (bool, error) {
 // build compiles the step's cmd/ into the run directory.
 func build(ctx context.Context, opts Options, dir string) (string, error) {
 	bin := filepath.Join(dir, "bin", "manager")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd")
+	// -w: no DWARF, which nothing reads (stack traces come from the
+	// runtime's own tables); the link, most of a rebuild, is a fifth faster.
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-w", "-o", bin, "./cmd")
 	cmd.Dir = opts.StepDir
 	cmd.Env = append(os.Environ(), opts.GoEnv...)
 	out, err := cmd.CombinedOutput()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/watch"
 )
@@ -20,7 +22,8 @@ func runWatch(ctx context.Context, args []string) error {
 	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
 	fs.Int64Var(&f.seed, "seed", 0, "the seed of the generated sequences (default: a new one each run)")
-	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log")
+	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
+	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -28,7 +31,16 @@ func runWatch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	err = watch.Watch(ctx, watch.Options{Runner: opts, Out: os.Stdout, Live: isTerminal(os.Stdout)})
+	// Each run ends as make check ends: the same view, and what changed
+	// since the last run.
+	render := func(w io.Writer, rep *report.Report) {
+		view := f.view()
+		if !rep.Interrupted {
+			view.Progress = remember(opts, rep)
+		}
+		rep.TerminalView(w, view)
+	}
+	err = watch.Watch(ctx, watch.Options{Runner: opts, Out: os.Stdout, Live: isTerminal(os.Stdout), Render: render})
 	if err != nil {
 		return err
 	}
