@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/10xdev/gw10/harness/gotool"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 func run(t *testing.T, dir string, args ...string) string {
@@ -282,12 +283,13 @@ func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
 	ctx := context.Background()
 	sub := filepath.Join(t.TempDir(), "submission")
 	run(t, filepath.Dir(sub), "git", "clone", "-q", "--no-hardlinks", workbook, sub)
-	role := filepath.Join(sub, "step07", "config", "rbac", "role.yaml")
+	st := steps.Default() // the real step, in a clone of the real workbook
+	role := filepath.Join(sub, filepath.FromSlash(st.Dir), "config", "rbac", "role.yaml")
 	granted := read(t, role) + "- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
-	write(t, sub, "step07/config/rbac/role.yaml", granted)
+	write(t, sub, st.Dir+"/config/rbac/role.yaml", granted)
 	run(t, sub, "git", "commit", "-qam", "grant myself everything")
 
-	tree := assemble(t, Options{Root: workbook, Submission: sub})
+	tree := assemble(t, Options{Root: workbook, Submission: sub, Step: st.Dir})
 	if !tree.Grading.Gradable {
 		t.Fatalf("grading: %+v", tree.Grading)
 	}
