@@ -28,6 +28,7 @@ type Loop struct {
 	base        *run // the directory, the cluster and the proxy
 	waitCluster func() error
 	clusterUp   bool // a Run has seen the cluster started
+	previous    *run // the last run, its controller still to stop
 	runs        int
 	// generatedFrom is the generator inputs key (see generatorInputs) after
 	// the last generate that passed.
@@ -63,8 +64,29 @@ func NewLoop(ctx context.Context, opts Options) (*Loop, error) {
 
 // Close stops the cluster and the proxy and removes the run directory.
 func (l *Loop) Close() {
+	l.endPrevious()
 	_ = l.waitCluster() // a start under way: let it finish so that teardown stops it
 	l.base.teardown()
+}
+
+// endPrevious stops the last run's controller and removes its directory;
+// the loop's cluster and proxy stay.
+func (l *Loop) endPrevious() { l.endPreviousAsync()() }
+
+// endPreviousAsync starts endPrevious and returns the wait for its end, so
+// that the controller stops while the next one builds.
+func (l *Loop) endPreviousAsync() (wait func()) {
+	prev := l.previous
+	l.previous = nil
+	if prev == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		prev.teardown()
+	}()
+	return func() { <-done }
 }
 
 // Run runs the pipeline once on the step as it is on disk, with the checks
@@ -73,12 +95,14 @@ func (l *Loop) Close() {
 // non-nil when ctx ended (the run stopped; the report says how far it got)
 // or when the cluster could not be started (no run can succeed).
 func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress) (*report.Report, error) {
+	previousEnded := l.endPreviousAsync()
 	l.runs++
 	opts := l.opts
 	opts.Checks = order
 	rep := &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
 	r := &run{opts: opts, rep: rep, proxy: l.base.proxy, dir: filepath.Join(l.base.dir, fmt.Sprintf("run-%d", l.runs))}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		previousEnded()
 		return nil, fmt.Errorf("creating the run's directory: %w", err)
 	}
 	key, keyErr := generatorInputs(opts.StepDir)
@@ -87,6 +111,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	}
 	var binary string
 	ok := r.compile(ctx, &binary)
+	previousEnded() // before the CRD and the role change under it
 	if ok && r.generated == "" {
 		l.generatedFrom, _ = generatorInputs(opts.StepDir)
 	}
@@ -110,7 +135,9 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 			rep.Checks = append(rep.Checks, r.skipped(c, reason))
 		}
 	}
-	r.teardown() // the controller; the loop's cluster and proxy stay
+	// The controller is stopped when the next run begins (or at Close), not
+	// now: the verdict need not wait for its shutdown.
+	l.previous = r
 	stepOrder(rep, l.opts.Checks)
 	rep.Duration = report.Since(rep.Started)
 	rep.Interrupted = ctx.Err() != nil

@@ -152,12 +152,17 @@ func (w *watcher) serve(ctx context.Context, saves <-chan string) error {
 				break waiting
 			case o := <-running:
 				running = nil
+				if runCtx.Err() != nil {
+					continue // Ctrl-C stopped it: the ctx.Done case ends the watch
+				}
 				cancel()
-				if o.err != nil && ctx.Err() == nil && runCtx.Err() == nil {
+				if o.rep != nil {
+					w.opts.Render(w.scr, o.rep)
+				}
+				if o.err != nil {
 					return o.err // no cluster: no run can succeed
 				}
 				w.remember(o.rep)
-				w.opts.Render(w.scr, o.rep)
 				lat := time.Since(since)
 				fmt.Fprintf(w.scr, "[run %d · %s · verdict %.1fs after the %s] watching %s/ — save to run again, Ctrl-C to stop\n",
 					w.n, o.rep.Headline(), lat.Seconds(), cause(trigger), w.opts.Runner.Label)

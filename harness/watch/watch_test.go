@@ -236,9 +236,19 @@ func TestWatchRerunsOnEverySave(t *testing.T) {
 		t.Errorf("run 4 did not run self-heal, the check that failed last, first:\n%s", section)
 	}
 
-	// A save, and Ctrl-C while its checks run: nothing may stay behind.
+	// A save while a run's checks run: that run stops, a new one starts.
 	offset := len(s.output())
 	s.edit(conditionsFile, func(src string) string { return src + "\n// saved again\n" })
+	s.waitFor("start controller ...", offset, laterRun) // a whole line: the checks begin
+	s.edit(conditionsFile, func(src string) string { return src + "\n// and again\n" })
+	s.waitFor(fmt.Sprintf("(run 5 stopped: %s changed)", conditionsFile), offset, laterRun)
+	if section, headline, _ = s.waitRun(6, laterRun); headline != "the 3 selected checks pass" {
+		t.Errorf("run 6, after a stopped run: %q:\n%s", headline, section)
+	}
+
+	// A save, and Ctrl-C while its checks run: nothing may stay behind.
+	offset = len(s.output())
+	s.edit(conditionsFile, func(src string) string { return src + "\n// saved once more\n" })
 	s.waitFor("start controller ...", offset, laterRun) // a whole line: the controller is up
 	procs := s.processes()
 	t.Logf("running before Ctrl-C: %v", procs)
