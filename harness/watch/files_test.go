@@ -1,8 +1,12 @@
 package watch
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
@@ -45,5 +49,58 @@ func TestTheChecksThatFailedLastRunFirst(t *testing.T) {
 	w.remember(&report.Report{Checks: []report.CheckResult{{ID: "d", Status: report.Pass}, {ID: "c", Status: report.Skip}}})
 	if got := ids(w.order()); !slices.Equal(got, []string{"c", "a", "b", "d"}) {
 		t.Fatalf("after d passed and c was not run: %v", got)
+	}
+}
+
+// TestNewDirectoriesAreWatchedAndGeneratedFilesAreNot: fsnotify watches
+// one directory at a time; a directory made after the start is watched too,
+// and what the harness writes is no save.
+func TestNewDirectoriesAreWatchedAndGeneratedFilesAreNot(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"api/v1", "internal/controller", "bin", ".git"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fw, err := watchFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	saves := make(chan string, 16)
+	go fw.run(ctx, saves, func(err error) { t.Errorf("watcher: %v", err) })
+
+	write := func(rel string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, rel), []byte("package x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not saves: generated, built, hidden.
+	write("api/v1/zz_generated.deepcopy.go")
+	write("bin/x.go")
+	write(".git/x.go")
+	// A save in a directory made after the start (the watch adds it, then sees the file).
+	if err := os.MkdirAll(filepath.Join(root, "internal/newpkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(time.Minute)
+	for {
+		write("internal/newpkg/new.go") // again until seen: the directory's watch is added asynchronously
+		select {
+		case got := <-saves:
+			if got != "internal/newpkg/new.go" {
+				t.Fatalf("a save of %s, want only internal/newpkg/new.go", got)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no save seen in a directory made after the start")
+		}
 	}
 }
