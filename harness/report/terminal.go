@@ -17,6 +17,24 @@ type View struct {
 	// Progress says what changed since the last run (package progress); it
 	// is printed just before the closing line.
 	Progress string
+	// Command is what runs the checks (default make check, make grade when
+	// grading); Again is how to run them again (default "run <Command>
+	// again"). gw10 watch: make watch, and "save again".
+	Command, Again string
+}
+
+func (v View) command(r *Report) string {
+	if v.Command != "" {
+		return v.Command
+	}
+	return r.command()
+}
+
+func (v View) again(r *Report) string {
+	if v.Again != "" {
+		return v.Again
+	}
+	return "run " + v.command(r) + " again"
 }
 
 // Terminal writes the focused view: the first failure in full, the others
@@ -66,7 +84,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		printLog(w, fresh, printed, "  | ")
 	}
 	if len(short) > 0 {
-		fmt.Fprintf(w, "\nAlso failing, one line each (%s CHECK_FLAGS=--all shows them in full):\n%s\n", r.command(), strings.Join(short, "\n"))
+		fmt.Fprintf(w, "\nAlso failing, one line each (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
 	for _, l := range r.gradingLines(func(s string) string { return s }) {
@@ -108,13 +126,13 @@ func (r *Report) ClosingLine(v View) string {
 	switch {
 	case first >= 0:
 		id := r.Checks[first].ID
-		next = fmt.Sprintf("Fix %s first, then run %s again; make hint ID=%s says more", id, r.command(), id)
+		next = fmt.Sprintf("Fix %s first, then %s; make hint ID=%s says more", id, v.again(r), id)
 		if !v.All && r.failures() > 1 {
-			next += fmt.Sprintf("; %s CHECK_FLAGS=--all shows every failure in full", r.command())
+			next += fmt.Sprintf("; %s CHECK_FLAGS=--all shows every failure in full", v.command(r))
 		}
 		next += "."
 	case first < -1:
-		next = fmt.Sprintf("Fix the stage %s (above), then run %s again.", r.Stages[-2-first].Name, r.command())
+		next = fmt.Sprintf("Fix the stage %s (above), then %s.", r.Stages[-2-first].Name, v.again(r))
 	}
 	if r.Grading != nil {
 		line := r.gradeLabel() + r.Headline() + "."
@@ -126,9 +144,9 @@ func (r *Report) ClosingLine(v View) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("%s. No verdict: the run was stopped before it ended (everything it started has been stopped); "+
-			"run make check again.", capitalize(r.Headline()))
+			"%s.", capitalize(r.Headline()), v.again(r))
 	case s.OK && r.Partial:
-		return capitalize(selected(s.Total)) + ". Run make check without --run for the whole step."
+		return capitalize(selected(s.Total)) + ". Run " + v.command(r) + " without --run for the whole step."
 	case s.OK:
 		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.",
 			s.Total, s.Points, s.TotalPoints, r.Step)
@@ -137,9 +155,9 @@ func (r *Report) ClosingLine(v View) string {
 	case first < -1:
 		return fmt.Sprintf("%s, but the stage %s failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
 	case first == -1 && s.Skipped > 0:
-		return fmt.Sprintf("%s: %s. Run make check again.", capitalize(r.Headline()), r.firstSkip())
+		return fmt.Sprintf("%s: %s. %s.", capitalize(r.Headline()), r.firstSkip(), capitalize(v.again(r)))
 	case next == "":
-		return capitalize(r.Headline()) + ". Run make check again."
+		return capitalize(r.Headline()) + ". " + capitalize(v.again(r)) + "."
 	}
 	return capitalize(r.Headline()) + ". " + next
 }

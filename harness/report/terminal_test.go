@@ -158,3 +158,24 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 		t.Errorf("--all: want 4 full blocks (a stage, three checks), the run's log once and quiescent's own line:\n%s", everything)
 	}
 }
+
+// TestTheWatchsClosingLineSaysSave: in gw10 watch a save runs the checks
+// again, and make watch is what takes their flags.
+func TestTheWatchsClosingLineSaysSave(t *testing.T) {
+	v := View{Command: "make watch", Again: "save again"}
+	r := run(func(r *Report) { fail(&r.Checks[1], "watch Services"); fail(&r.Checks[2], "write less") })
+	if got, want := r.ClosingLine(v), "1/3 checks pass, 10/30 points. Fix self-heal first, then save again; make hint ID=self-heal says more; "+
+		"make watch CHECK_FLAGS=--all shows every failure in full."; got != want {
+		t.Errorf("closing line:\n got %q\nwant %q", got, want)
+	}
+	r = run(func(r *Report) {
+		r.Stages = []Stage{{Name: "build", Status: Fail, Detail: "step07/cmd/main.go:3:1: syntax error"}}
+		for i := range r.Checks {
+			skip(&r.Checks[i], "not run: an earlier stage failed")
+		}
+	})
+	if got, want := r.ClosingLine(v), "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the stage build failed. "+
+		"Fix the stage build (above), then save again."; got != want {
+		t.Errorf("closing line after a compile error:\n got %q\nwant %q", got, want)
+	}
+}

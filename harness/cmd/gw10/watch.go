@@ -35,6 +35,7 @@ func runWatch(ctx context.Context, args []string) error {
 	// since the last run.
 	render := func(w io.Writer, rep *report.Report) {
 		view := f.view()
+		view.Command, view.Again = "make watch", "save again"
 		if !rep.Interrupted {
 			view.Progress = remember(opts, rep)
 		}
