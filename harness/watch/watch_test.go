@@ -26,6 +26,8 @@ var root, _ = filepath.Abs(filepath.Join("..", ".."))
 // The file the tests edit, and the edits.
 const (
 	conditionsFile = "internal/controller/conditions.go"
+	typesFile      = "api/v1/edgeroute_types.go"
+	portDoc        = "// Port is the target port on the Service."
 	// programmedTrue is the ACKed case of the status contract; the defect
 	// never sets Programmed=True.
 	programmedTrue  = "Status: metav1.ConditionTrue, Reason: netv1.ReasonSynced"
@@ -224,6 +226,9 @@ func TestWatchRerunsOnEverySave(t *testing.T) {
 	if !strings.Contains(section, "FAIL self-heal") || !strings.HasPrefix(headline, "2/3 checks pass") {
 		t.Errorf("run 3 with Programmed never True: %q, want self-heal to fail:\n%s", headline, section)
 	}
+	if !strings.Contains(section, "Fix self-heal first, then save again;") {
+		t.Errorf("run 3 does not say to fix self-heal and save:\n%s", section)
+	}
 
 	// Fixed back: the check that failed runs first, and all pass.
 	s.edit(conditionsFile, func(src string) string { return strings.Replace(src, programmedFalse, programmedTrue, 1) })
@@ -235,15 +240,25 @@ func TestWatchRerunsOnEverySave(t *testing.T) {
 	if i, j := strings.Index(section, "PASS self-heal"), strings.Index(section, "PASS crd-schema"); i < 0 || j < 0 || i > j {
 		t.Errorf("run 4 did not run self-heal, the check that failed last, first:\n%s", section)
 	}
+	if !generateSkipped.MatchString(section) {
+		t.Errorf("run 4 changed no marker and nothing in api/, yet generated again:\n%s", section)
+	}
 
 	// A save while a run's checks run: that run stops, a new one starts.
 	offset := len(s.output())
 	s.edit(conditionsFile, func(src string) string { return src + "\n// saved again\n" })
 	s.waitFor("start controller ...", offset, laterRun) // a whole line: the checks begin
-	s.edit(conditionsFile, func(src string) string { return src + "\n// and again\n" })
-	s.waitFor(fmt.Sprintf("(run 5 stopped: %s changed)", conditionsFile), offset, laterRun)
+	// This save is in api/: the CRD's description of port changes.
+	s.edit(typesFile, func(src string) string { return strings.Replace(src, portDoc, portDoc+" (edited while watching)", 1) })
+	s.waitFor(fmt.Sprintf("(run 5 stopped: %s changed)", typesFile), offset, laterRun)
 	if section, headline, _ = s.waitRun(6, laterRun); headline != "the 3 selected checks pass" {
 		t.Errorf("run 6, after a stopped run: %q:\n%s", headline, section)
+	}
+	if generateSkipped.MatchString(section) || !strings.Contains(section, "install CRD ...") {
+		t.Errorf("run 6 changed api/ but did not generate and install the CRD:\n%s", section)
+	}
+	if crds, _ := filepath.Glob(filepath.Join(s.step, "config", "crd", "bases", "*.yaml")); len(crds) != 1 || !fileHas(crds[0], "(edited") {
+		t.Errorf("the CRD %v was not generated again from api/", crds)
 	}
 
 	// A save, and Ctrl-C while its checks run: nothing may stay behind.
@@ -284,6 +299,14 @@ func TestWatchRerunsOnEverySave(t *testing.T) {
 	if t.Failed() {
 		t.Log(out)
 	}
+}
+
+// generateSkipped is the generate stage's line when nothing it reads changed.
+var generateSkipped = regexp.MustCompile(`generate \.\.\.\s+skipped`)
+
+func fileHas(path, text string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(data), text)
 }
 
 func lastLine(out string) string {
