@@ -104,3 +104,11 @@ func TestNewDirectoriesAreWatchedAndGeneratedFilesAreNot(t *testing.T) {
 		}
 	}
 }
+
+func ids(cs []checks.Check) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}

@@ -31,21 +31,6 @@ type Options struct {
 	Debounce time.Duration
 	// Render writes a run's result: the renderer of gw10 check.
 	Render func(w io.Writer, rep *report.Report)
-	// Reported, when set, hears of every run that ended (not one a save
-	// stopped), after its result is printed.
-	Reported func(Run)
-}
-
-// Run is one finished run of the loop.
-type Run struct {
-	N       int
-	Report  *report.Report
-	Trigger string // the saved files, or "start"
-	// Order is the order the checks ran in.
-	Order []string
-	// Latency is from the first save of the trigger (or the start) to the
-	// printed verdict.
-	Latency time.Duration
 }
 
 // DefaultDebounce is the wait after a save for more of it.
@@ -163,12 +148,9 @@ func (w *watcher) serve(ctx context.Context, saves <-chan string) error {
 					return o.err // no cluster: no run can succeed
 				}
 				w.remember(o.rep)
-				lat := time.Since(since)
+				// From the first event of the save (or the start) to the verdict.
 				fmt.Fprintf(w.scr, "[run %d · %s · verdict %.1fs after the %s] watching %s/ — save to run again, Ctrl-C to stop\n",
-					w.n, o.rep.Headline(), lat.Seconds(), cause(trigger), w.opts.Runner.Label)
-				if w.opts.Reported != nil {
-					w.opts.Reported(Run{N: w.n, Report: o.rep, Trigger: trigger, Order: ids(order), Latency: lat})
-				}
+					w.n, o.rep.Headline(), time.Since(since).Seconds(), cause(trigger), w.opts.Runner.Label)
 			}
 		}
 	}
@@ -208,12 +190,4 @@ func (w *watcher) order() []checks.Check {
 		}
 	}
 	return append(first, rest...)
-}
-
-func ids(cs []checks.Check) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.ID
-	}
-	return out
 }
