@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/proxy"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/step"
@@ -79,6 +82,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StepDir == "" {
 		o.StepDir = filepath.Join(o.Root, o.Step.Dir)
+	}
+	if !slices.ContainsFunc(o.GoEnv, func(e string) bool { return strings.HasPrefix(e, "GOWORK=") }) {
+		o.GoEnv = append(slices.Clone(o.GoEnv), gotool.ModuleEnv(o.Root, o.StepDir)...)
 	}
 	if o.Label == "" {
 		o.Label = o.StepDir
