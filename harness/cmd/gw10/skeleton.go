@@ -74,13 +74,24 @@ func runDiff(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
-	learner := filepath.Join(*root, *step)
+	learner := *step
+	if !filepath.IsAbs(learner) {
+		learner = filepath.Join(*root, learner)
+	}
+	if _, err := os.Stat(learner); err != nil {
+		return fmt.Errorf("no learner module to diff at %s (--step, or STEP= with make: a directory like step01 or a submission's /path/to/step01): %w", *step, err)
+	}
 	st, err := steps.ForDir(*root, learner)
 	if err != nil {
 		abs, _ := filepath.Abs(*root)
 		if st, err = steps.ForDir(abs, learner); err != nil {
 			st = steps.Default() // a learner's copy elsewhere: compare with the newest step
 		}
+	}
+	if _, err := os.Stat(filepath.Join(*root, st.SolutionDir)); err != nil {
+		return fmt.Errorf("make diff compares with the solution, %s/, which this checkout does not have: "+
+			"a learner's copy has none. Run it in the instructor's checkout of the workbook, with STEP=<path to the learner's %s>",
+			st.SolutionDir, st.Dir)
 	}
 	var d string
 	switch *against {
