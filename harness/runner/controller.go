@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,10 +145,56 @@ func (r *run) startController(ctx context.Context, binary string) error {
 			p.Stop(5 * time.Second)
 		}
 	})
+	started := time.Now()
 	if err := r.ctrl.Start(ctx); err != nil {
 		return fmt.Errorf("%w\n%s", err, r.describeStartFailure())
 	}
-	return nil
+	return r.waitForWorkers(ctx, started)
+}
+
+// workersTimeout bounds the wait for the controller's "Starting workers" log
+// line (controller-runtime prints it once its caches have synced; on envtest
+// that takes well under a second).
+const workersTimeout = 20 * time.Second
+
+// forbiddenGrace is how long the start waits once a refused request shows.
+const forbiddenGrace = 3 * time.Second
+
+// waitForWorkers fails the start when the controller's workers never start
+// and its log says why: a watch its role forbids never syncs its cache, and
+// every check would otherwise wait out its timeout on a controller that
+// cannot reconcile at all. Without such evidence the checks run as usual.
+func (r *run) waitForWorkers(ctx context.Context, since time.Time) error {
+	deadline := time.Now().Add(workersTimeout)
+	for {
+		var lines []string
+		for _, l := range r.ctrl.log.Since(since) {
+			lines = append(lines, l.Text)
+		}
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Starting workers") }) {
+			return nil
+		}
+		var why []string
+		for _, f := range ctrlproc.Diagnose(ctrlproc.Snapshot{Log: lines, Role: r.role}) {
+			if strings.Contains(f.Cause, "forbidden") {
+				why = append(why, "cause: "+f.Cause+"\nhint:  "+f.Hint)
+			}
+		}
+		waited := time.Since(since).Round(100 * time.Millisecond)
+		// A refused list is final (the role is installed before the start);
+		// a few seconds let every refused watch show up.
+		if len(why) > 0 && waited >= forbiddenGrace {
+			return fmt.Errorf("the controller runs but its workers have not started after %s: a watch its role forbids cannot sync its cache, "+
+				"so it cannot reconcile anything and no check can pass\n%s", waited, strings.Join(why, "\n"))
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil // nothing to say: the checks will show what the controller does
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (r *run) describeStartFailure() string {
