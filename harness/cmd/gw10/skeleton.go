@@ -79,7 +79,8 @@ func runDiff(ctx context.Context, args []string) error {
 		learner = filepath.Join(*root, learner)
 	}
 	if _, err := os.Stat(learner); err != nil {
-		return fmt.Errorf("no learner module to diff at %s (--step, or STEP= with make: a directory like step01 or a submission's /path/to/step01): %w", *step, err)
+		d := steps.Default().Dir
+		return fmt.Errorf("no learner module to diff at %s (--step, or STEP= with make: a directory like %s or a submission's /path/to/%s): %w", *step, d, d, err)
 	}
 	st, err := steps.ForDir(*root, learner)
 	if err != nil {
