@@ -62,15 +62,7 @@ func Diagnose(s Snapshot) []Finding {
 			Hint:  "a panic in Reconcile is a bug: the stack trace in the log names the line",
 		})
 	}
-	seen := map[string]bool{}
-	for _, line := range s.Log {
-		m := forbiddenRE.FindStringSubmatch(line)
-		if m == nil || seen[m[1]+" "+m[2]+"/"+m[3]] {
-			continue
-		}
-		seen[m[1]+" "+m[2]+"/"+m[3]] = true
-		out = append(out, forbidden(m[1], m[2], m[3], s.Role))
-	}
+	out = append(out, Forbidden(s.Log, s.Role)...)
 	if line := first(s.Log, "the server could not find the requested resource"); line != "" && strings.Contains(strings.ToLower(line), "status") {
 		out = append(out, Finding{
 			Cause: "writing the status failed with NotFound: the CRD has no status subresource",
@@ -100,6 +92,25 @@ func Diagnose(s Snapshot) []Finding {
 	}
 	return out
 }
+
+// Forbidden explains each distinct request the API server refused in lines,
+// against the controller's role.
+func Forbidden(lines []string, role []rbacv1.PolicyRule) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	for _, line := range lines {
+		m := forbiddenRE.FindStringSubmatch(line)
+		if m == nil || seen[m[1]+" "+m[2]+"/"+m[3]] {
+			continue
+		}
+		seen[m[1]+" "+m[2]+"/"+m[3]] = true
+		out = append(out, forbidden(m[1], m[2], m[3], role))
+	}
+	return out
+}
+
+// String is the finding as the failure blocks print it.
+func (f Finding) String() string { return "cause: " + f.Cause + "\nhint:  " + f.Hint }
 
 func first(lines []string, substr string) string {
 	for _, l := range lines {

@@ -175,10 +175,8 @@ func (r *run) waitForWorkers(ctx context.Context, since time.Time) error {
 			return nil
 		}
 		var why []string
-		for _, f := range ctrlproc.Diagnose(ctrlproc.Snapshot{Log: lines, Role: r.role}) {
-			if strings.Contains(f.Cause, "forbidden") {
-				why = append(why, "cause: "+f.Cause+"\nhint:  "+f.Hint)
-			}
+		for _, f := range ctrlproc.Forbidden(lines, r.role) {
+			why = append(why, f.String())
 		}
 		waited := time.Since(since).Round(100 * time.Millisecond)
 		// A refused list is final (the role is installed before the start);
@@ -202,7 +200,7 @@ func (r *run) describeStartFailure() string {
 	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines, Role: r.role})
 	out := ""
 	for _, f := range findings[1:] { // the first is the exit itself, already said
-		out += "cause: " + f.Cause + "\nhint:  " + f.Hint + "\n"
+		out += f.String() + "\n"
 	}
 	out += "controller log (last lines):\n"
 	for _, l := range ctrlproc.Excerpt(lines) {
