@@ -100,23 +100,33 @@ func (p *Process) Exited() (bool, string) {
 // StoppedOnPurpose reports whether the harness stopped it (Stop or Kill).
 func (p *Process) StoppedOnPurpose() bool { return p.onPurpose.Load() }
 
-// WaitReady polls /readyz until it answers 200, the process exits, or timeout.
+// WaitReady polls until /readyz answers 200 and /metrics can be scraped, the
+// process exits, or timeout.
 func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	client := &http.Client{Timeout: time.Second}
+	var metricsErr error // /readyz answered, the metrics server not yet
 	for {
 		resp, err := client.Get("http://" + p.ProbeAddr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				// The manager starts its metrics server beside the probes,
+				// not before them: ready means both answer.
+				if _, metricsErr = p.Scrape(ctx); metricsErr == nil {
+					return nil
+				}
 			}
 		}
 		select {
 		case <-p.done:
 			return fmt.Errorf("the controller exited before it was ready (%s)", exitText(p.waitErr))
 		case <-deadline.C:
+			if metricsErr != nil {
+				return fmt.Errorf("the controller answered /readyz but not /metrics on %s within %s (does main pass --metrics-bind-address to the manager?): %v",
+					p.MetricsAddr, timeout, metricsErr)
+			}
 			return fmt.Errorf("the controller did not answer /readyz on %s within %s", p.ProbeAddr, timeout)
 		case <-ctx.Done():
 			return ctx.Err()
