@@ -48,6 +48,10 @@ func (t *T) ResultsSince(r *Route, results ...string) int {
 	return n
 }
 
+// RetryPending reports whether the controller's newest reconciles asked for
+// a retry (an error, Requeue or RequeueAfter) that may still wait in its queue.
+func (t *T) RetryPending() bool { return t.activity.pendingTimer() }
+
 // KillController SIGKILLs the controller and waits until it is gone.
 func (t *T) KillController(ctx context.Context) {
 	t.Did(evidence.Killed, "", "killing the controller (SIGKILL)")

@@ -167,7 +167,9 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 	}
 	polls := after.ReconcileTotal - before.ReconcileTotal
 	timers := t.ResultsSince(r, "requeue", "requeue_after", "error")
-	if polls <= 0 && timers == 0 {
+	// A retry that ran and was followed by a plain success (a conflict on a
+	// finalizer update, say) is over; one still waiting in the queue polls.
+	if polls <= 0 && (timers == 0 || !t.RetryPending()) {
 		return
 	}
 	t.Cause("Reconcile ran %.0f times in %s while %s waited for %s, with nothing changing, and asked for %d retries "+
