@@ -79,7 +79,7 @@ func (a *activity) scrape(ctx context.Context) {
 	a.last = &m
 	if len(delta) > 0 {
 		a.changed = now
-		a.timer = delta["error"]+delta["requeue"]+delta["requeue_after"] > 0
+		a.timer = retryPending(delta)
 		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
 		ev.Bad = delta["error"] > 0
 		a.t.Record.Add(ev)
@@ -87,6 +87,15 @@ func (a *activity) scrape(ctx context.Context) {
 	if !m.Idle() {
 		a.changed = now
 	}
+}
+
+// retryPending reads one scrape's finished reconciles: a retry (error,
+// Requeue, RequeueAfter) is probably still waiting in the queue unless a
+// plain success finished in the same interval. A conflict retried after 5 ms
+// and then successful shows as both in one scrape: that retry already ran.
+// A controller that polls shows retries alone, scrape after scrape.
+func retryPending(delta map[string]int) bool {
+	return delta["error"]+delta["requeue"]+delta["requeue_after"] > 0 && delta["success"] == 0
 }
 
 // resultDelta is the reconciles finished between two scrapes, by result. A

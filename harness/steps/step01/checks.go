@@ -172,14 +172,37 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 	if polls <= 0 && (timers == 0 || !t.RetryPending()) {
 		return
 	}
-	t.Cause("Reconcile ran %.0f times in %s while %s waited for %s, with nothing changing, and asked for %d retries "+
-		"(Requeue, RequeueAfter or an error): that is polling", polls, window, r, waitingFor, timers)
+	t.Cause("Reconcile ran %s in %s while %s waited for %s, with nothing changing, and asked for %s "+
+		"(Requeue, RequeueAfter or an error): that is polling", times(int(polls)), window, r, waitingFor, count(timers, "retry", "retries"))
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
 		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
-		"  observed: %.0f reconciles in %s, %d of the route's reconciles asked for a retry\n"+
+		"  observed: %s in %s, %s of the route's reconciles asked for a retry\n"+
 		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
 		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		r, waitingFor, polls, window, timers)
+		r, waitingFor, count(int(polls), "reconcile", "reconciles"), window, count(timers, "", ""))
+}
+
+// times reads "once", "twice", "3 times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// count reads "1 retry", "2 retries"; with empty nouns, the number alone.
+func count(n int, one, many string) string {
+	noun := many
+	if n == 1 {
+		noun = one
+	}
+	if noun == "" {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d %s", n, noun)
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
@@ -398,8 +421,8 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		after, m1 := snapshot(ctx, t, r)
 		var problems []string
 		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
-			problems = append(problems, fmt.Sprintf("Reconcile ran %.0f times in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
-				n, t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
+			problems = append(problems, fmt.Sprintf("Reconcile ran %s in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
+				times(int(n)), t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
 		}
 		problems = append(problems, rewritten(r, before, after)...)
 

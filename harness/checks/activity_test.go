@@ -1,0 +1,51 @@
+package checks
+
+import (
+	"testing"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+)
+
+func TestRetryPendingReadsOneScrape(t *testing.T) {
+	cases := []struct {
+		name  string
+		delta map[string]int
+		want  bool
+	}{
+		{"a plain success", map[string]int{"success": 2}, false},
+		{"polling with RequeueAfter", map[string]int{"requeue_after": 1}, true},
+		{"polling with Requeue", map[string]int{"requeue": 3}, true},
+		{"an error waiting for its backoff", map[string]int{"error": 1}, true},
+		{"a conflict retried and then successful", map[string]int{"error": 1, "success": 1}, false},
+		{"nothing finished", map[string]int{}, false},
+	}
+	for _, c := range cases {
+		if got := retryPending(c.delta); got != c.want {
+			t.Errorf("%s: retryPending(%v) = %v, want %v", c.name, c.delta, got, c.want)
+		}
+	}
+}
+
+// The finalizer variant's first pass: a conflict, its retry 5 ms later and
+// the echo of the status write may fall into one scrape or into several; a
+// retry that was followed by a success is over either way.
+func TestAPastRetryIsNotPendingAcrossScrapes(t *testing.T) {
+	scrapes := [][]map[string]float64{
+		{{"error": 1, "success": 2}},
+		{{"error": 1}, {"error": 1, "success": 1}, {"error": 1, "success": 2}},
+	}
+	for i, seq := range scrapes {
+		var prev *ctrlproc.Metrics
+		pending := false
+		for _, counts := range append([]map[string]float64{{}}, seq...) {
+			cur := &ctrlproc.Metrics{ByResult: counts}
+			if d := resultDelta(prev, cur); len(d) > 0 {
+				pending = retryPending(d)
+			}
+			prev = cur
+		}
+		if pending {
+			t.Errorf("sequence %d: a retry followed by a success still reads as pending", i)
+		}
+	}
+}
