@@ -21,7 +21,8 @@ GW10 := bin/gw10
 help: ## Show this help.
 	@echo "gw10 workbook — make <target> [STEP=step01] [CLUSTER=envtest|kind|existing]"
 	@echo
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@if [ -t 1 ] && [ -z "$$NO_COLOR" ]; then on='\033[36m'; off='\033[0m'; else on=; off=; fi; \
+	  awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %s%-14s%s %s\n", on, $$1, off, $$2 }' $(MAKEFILE_LIST)
 
 # Always rebuilt; go build's cache makes that instant when nothing changed.
 # A cold build (fresh machine, empty Go cache) compiles Kubernetes' client
