@@ -44,6 +44,9 @@ type Record struct {
 	Passed     int `json:"passed"`
 	Total      int `json:"total"`
 	BestPassed int `json:"bestPassed"`
+	// Stages is each stage's latest verdict (build, unit tests, ...): a
+	// run that fixes the build says so even when no check ran before it.
+	Stages map[string]report.Status `json:"stages,omitempty"`
 }
 
 // Update compares rep with what path holds under key, records rep, and
@@ -77,6 +80,22 @@ func Changes(rec *Record, rep *report.Report) string {
 	if rec == nil || rep.Interrupted {
 		return ""
 	}
+	var parts []string
+	var stageFixed, stageBroken []string
+	for _, st := range rep.Stages {
+		switch last := rec.Stages[st.Name]; {
+		case st.Status == report.Pass && last == report.Fail:
+			stageFixed = append(stageFixed, st.Name)
+		case st.Status == report.Fail && last == report.Pass:
+			stageBroken = append(stageBroken, st.Name)
+		}
+	}
+	if len(stageFixed) > 0 {
+		parts = append(parts, names(stageFixed)+" now ok (failed last run)")
+	}
+	if len(stageBroken) > 0 {
+		parts = append(parts, names(stageBroken)+" now FAILED (ok last run)")
+	}
 	var fixed, broken []string
 	for _, c := range rep.Checks {
 		switch last := rec.Last[c.ID]; {
@@ -86,7 +105,6 @@ func Changes(rec *Record, rep *report.Report) string {
 			broken = append(broken, c.ID)
 		}
 	}
-	var parts []string
 	if len(fixed) > 0 {
 		parts = append(parts, names(fixed)+" now "+verb(fixed, "passes", "pass"))
 	}
@@ -104,7 +122,7 @@ func Changes(rec *Record, rep *report.Report) string {
 				down += fmt.Sprintf(" (your best: %d/%d)", rec.BestPassed, rec.Total)
 			}
 			parts = append(parts, down)
-		case len(parts) == 0:
+		case len(fixed)+len(broken) == 0:
 			parts = append(parts, fmt.Sprintf("still %d/%d", s.Passed, s.Total))
 		}
 	}
@@ -128,6 +146,16 @@ func (rec *Record) add(rep *report.Report) bool {
 		rec.Best = map[string]report.Status{}
 	}
 	changed := false
+	for _, st := range rep.Stages {
+		if st.Status != report.Pass && st.Status != report.Fail {
+			continue
+		}
+		if rec.Stages == nil {
+			rec.Stages = map[string]report.Status{}
+		}
+		rec.Stages[st.Name] = st.Status
+		changed = true
+	}
 	for _, c := range rep.Checks {
 		if c.Status != report.Pass && c.Status != report.Fail {
 			continue

@@ -79,3 +79,59 @@ func TestProgressAcrossRuns(t *testing.T) {
 		t.Errorf("after a corrupt file, the next run: %q", got)
 	}
 }
+
+// withStages gives rep the stages of a run: those named in failed fail, the
+// others pass; after a failed build nothing else runs.
+func withStages(rep *report.Report, failed ...string) *report.Report {
+	brokenBuild := false
+	for _, name := range []string{"build", "unit tests", "start controller"} {
+		st := report.Stage{Name: name, Status: report.Pass}
+		if brokenBuild {
+			st.Status = report.Skip
+		}
+		for _, f := range failed {
+			if f == name {
+				st.Status = report.Fail
+				brokenBuild = name == "build"
+			}
+		}
+		rep.Stages = append(rep.Stages, st)
+	}
+	return rep
+}
+
+// TestAFixedStageIsSaid: a run that fixes the build (no check ran the run
+// before) or the unit tests says so, and one that breaks them too.
+func TestAFixedStageIsSaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
+	key := Key("step07", "step07")
+	noChecks := func() *report.Report {
+		r := &report.Report{Step: "step07"}
+		for _, id := range []string{"a", "b", "c", "d", "e"} {
+			r.Checks = append(r.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Skip})
+		}
+		r.Finish()
+		return r
+	}
+	steps := []struct {
+		name string
+		rep  *report.Report
+		want string
+	}{
+		{"the first run: unit tests fail", withStages(result(false), "unit tests"), ""},
+		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last run: build now FAILED (ok last run)."},
+		{"the build fixed (the unit tests' last verdict was a failure, and they pass now too)", withStages(result(false, "a")),
+			"Since the last run: build and unit tests now ok (failed last run); a now passes; 1/5, up from 0/5."},
+		{"only the unit tests break", withStages(result(false, "a"), "unit tests"),
+			"Since the last run: unit tests now FAILED (ok last run); still 1/5."},
+	}
+	for _, s := range steps {
+		got, err := Update(path, key, s.rep)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.name, got, s.want)
+		}
+	}
+}
