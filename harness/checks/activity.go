@@ -28,9 +28,13 @@ type activity struct {
 	// or something was queued or running.
 	changed time.Time
 	// timer: the newest reconciles returned an error, Requeue or RequeueAfter,
-	// so a retry is probably waiting in the queue (delayed items are not in
-	// workqueue_depth).
+	// so a retry may be waiting in the queue (delayed items are not in
+	// workqueue_depth). Waits read it, and err on waiting longer.
 	timer bool
+	// retryAlone: the newest reconciles asked for a retry and none ended in
+	// a plain success, so the retry has not run yet (retryPending). The
+	// polling detector reads it, and errs on not accusing.
+	retryAlone bool
 	// known: the last scrape succeeded; scraped is when it was read.
 	known   bool
 	scraped time.Time
@@ -79,7 +83,8 @@ func (a *activity) scrape(ctx context.Context) {
 	a.last = &m
 	if len(delta) > 0 {
 		a.changed = now
-		a.timer = retryPending(delta)
+		a.timer = delta["error"]+delta["requeue"]+delta["requeue_after"] > 0
+		a.retryAlone = retryPending(delta)
 		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
 		ev.Bad = delta["error"] > 0
 		a.t.Record.Add(ev)
@@ -90,10 +95,12 @@ func (a *activity) scrape(ctx context.Context) {
 }
 
 // retryPending reads one scrape's finished reconciles: a retry (error,
-// Requeue, RequeueAfter) is probably still waiting in the queue unless a
-// plain success finished in the same interval. A conflict retried after 5 ms
-// and then successful shows as both in one scrape: that retry already ran.
-// A controller that polls shows retries alone, scrape after scrape.
+// Requeue, RequeueAfter) still waits in the queue unless a plain success
+// finished in the same interval. A conflict retried after 5 ms and then
+// successful shows as both in one scrape: that retry already ran. A
+// controller that polls a route shows retries alone, scrape after scrape.
+// (With several routes another route's success can hide a pending retry:
+// waits do not use this, only the polling detector of a lone route.)
 func retryPending(delta map[string]int) bool {
 	return delta["error"]+delta["requeue"]+delta["requeue_after"] > 0 && delta["success"] == 0
 }
@@ -163,6 +170,13 @@ func (a *activity) pendingTimer() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.timer
+}
+
+// pendingRetry: the newest reconciles asked for a retry that has not run.
+func (a *activity) pendingRetry() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.retryAlone
 }
 
 // quietSince is how long scrapes taken after start have seen no work.
