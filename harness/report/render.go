@@ -80,7 +80,7 @@ func (r *Report) gradingLines(code func(string) string) []string {
 			"run make manifests generate in %s and commit): %s", code(step), list(g.GeneratedDrift, code)))
 	}
 	if len(g.Ignored) > 0 {
-		lines = append(lines, fmt.Sprintf("Ignored, not trusted (changed by the submission outside %s; the upstream's were used): %s", code(step), list(g.Ignored, code)))
+		lines = append(lines, fmt.Sprintf("Ignored, not trusted (changed by the submission outside %s; the upstream's were used): %s", code(step), list(byDirectory(g.Ignored, code), plain)))
 	}
 	return lines
 }
@@ -95,6 +95,35 @@ func revision(v Revision, code func(string) string) string {
 	}
 	return s
 }
+
+// byDirectory folds the paths under one top-level directory into "dir/ (N
+// files)" once there are more than three: a learner who removed solutions/
+// (or added a tool's directory) changed one thing, not forty. The JSON keeps
+// every path.
+func byDirectory(paths []string, code func(string) string) []string {
+	const fold = 3
+	count := map[string]int{}
+	for _, p := range paths {
+		if dir, _, ok := strings.Cut(p, "/"); ok {
+			count[dir]++
+		}
+	}
+	var out []string
+	done := map[string]bool{}
+	for _, p := range paths {
+		dir, _, ok := strings.Cut(p, "/")
+		switch {
+		case !ok || count[dir] <= fold:
+			out = append(out, code(p))
+		case !done[dir]:
+			done[dir] = true
+			out = append(out, fmt.Sprintf("%s (%d files)", code(dir+"/"), count[dir]))
+		}
+	}
+	return out
+}
+
+func plain(s string) string { return s }
 
 // list quotes at most 20 items; a submission may differ from the upstream
 // in many files.

@@ -336,3 +336,31 @@ func TestRemoveReports(t *testing.T) {
 		t.Fatalf("the stale report is still there: %v", err)
 	}
 }
+
+// TestIgnoredFilesFoldByDirectory: a submission that removed solutions/ is
+// one line in the grade, not forty paths; the JSON keeps every path.
+func TestIgnoredFilesFoldByDirectory(t *testing.T) {
+	paths := []string{"README.md", "docs/a.md", "docs/b.md", "solutions/step07/go.mod", "solutions/step07/main.go",
+		"solutions/step07/api/v1/types.go", "solutions/step07/Makefile"}
+	quote := func(s string) string { return "`" + s + "`" }
+	got := strings.Join(byDirectory(paths, quote), ", ")
+	if want := "`README.md`, `docs/a.md`, `docs/b.md`, `solutions/` (4 files)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	rep := sample()
+	rep.Grading.Ignored = paths
+	var md bytes.Buffer
+	if err := rep.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "`solutions/` (4 files)") || strings.Contains(md.String(), "solutions/step07/main.go") {
+		t.Errorf("the Markdown does not fold solutions/:\n%s", md.String())
+	}
+	js, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), "solutions/step07/main.go") {
+		t.Errorf("the JSON lost a path:\n%s", js)
+	}
+}
