@@ -269,11 +269,57 @@ func (t *T) ProxyHolds(ctx context.Context, within time.Duration, names ...strin
 			got = append(got, k.Name)
 		}
 		if strings.Join(got, ",") != strings.Join(names, ",") {
-			return fmt.Errorf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]",
-				strings.Join(names, " "), t.Namespace, strings.Join(got, " "))
+			return fmt.Errorf("the proxy\n  expected: routes [%s] in namespace %s\n  observed: routes [%s]%s",
+				strings.Join(names, " "), t.Namespace, strings.Join(got, " "), t.missingRoutes(ctx, names, got))
 		}
 		return nil
 	})
+}
+
+// missingRoutes says, for each expected route the proxy lacks, what
+// happened to it since the check's last action: never pushed, or pushed and
+// refused or withdrawn, next to what its status claims. A status that says
+// programmed over a route nothing pushed is a controller trusting itself.
+func (t *T) missingRoutes(ctx context.Context, want, got []string) string {
+	action, ok := t.Record.LastAction(time.Now())
+	if !ok {
+		return ""
+	}
+	held := map[string]bool{}
+	for _, n := range got {
+		held[n] = true
+	}
+	var b strings.Builder
+	for _, n := range want {
+		if held[n] {
+			continue
+		}
+		r := t.Route(n, "")
+		status := "it no longer exists"
+		if obj, err := r.Get(ctx); err == nil {
+			status = "its status says " + brief(obj)
+		}
+		tl := evidence.TallyAfter(t.Record.Events(), action.At, r.Object())
+		what := "nothing pushed it"
+		if tl.Pushes > 0 {
+			what = fmt.Sprintf("it was pushed %s (%d refused) and withdrawn %s", Times(tl.Pushes), tl.NACKs, Times(tl.Withdraws))
+		}
+		fmt.Fprintf(&b, "\n  missing:  %s: %s after %s; %s", n, what, action.Text, status)
+	}
+	return b.String()
+}
+
+// brief renders the conditions as "Accepted=True, Programmed=False".
+func brief(obj *unstructured.Unstructured) string {
+	conds := conditionsOf(obj)
+	if len(conds) == 0 {
+		return "nothing (no conditions)"
+	}
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		parts[i] = c.Type + "=" + c.Status
+	}
+	return strings.Join(parts, ", ")
 }
 
 // FirstTrue returns when the watch first delivered r with condition typ True.

@@ -132,12 +132,33 @@ func noReconcileCause(action evidence.Event) string {
 }
 
 func didReconcileCause(action evidence.Event, tl evidence.Tally) string {
-	s := fmt.Sprintf("after %s the controller reconciled %d times (%s), pushed %d times (%d refused), withdrew %d times",
-		action.Text, tl.Reconciles, resultList(tl.ByResult), tl.Pushes, tl.NACKs, tl.Withdraws)
+	s := fmt.Sprintf("after %s the controller reconciled %s (%s), pushed %s (%d refused), withdrew %s",
+		action.Text, Times(tl.Reconciles), resultList(tl.ByResult), Times(tl.Pushes), tl.NACKs, Times(tl.Withdraws))
 	if tl.LastStatus == nil {
-		return s + " and wrote no status"
+		s += " and wrote no status"
+	} else {
+		s += fmt.Sprintf(" and wrote status %s; the last write: %s", Times(tl.StatusWrites), tl.LastStatus.Text)
 	}
-	return fmt.Sprintf("%s and wrote status %d times; the last write: %s", s, tl.StatusWrites, tl.LastStatus.Text)
+	return s + didNothing(action, tl)
+}
+
+// didNothing reads a pass that ran, succeeded and changed nothing after an
+// event that should have changed something: Reconcile saw the event and
+// returned early.
+func didNothing(action evidence.Event, tl evidence.Tally) string {
+	if tl.Reconciles == 0 || tl.ByResult["success"] != tl.Reconciles || tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
+		return ""
+	}
+	switch action.Trigger {
+	case evidence.ServiceCreated, evidence.ServiceDeleted:
+		return ". Reconcile ran and changed nothing, as if it returned early: the EdgeRoute did not change, " +
+			"the world did. A pass that skips when observedGeneration equals generation misses it; " +
+			"read the Service on every pass"
+	case evidence.RouteDeleted:
+		return ". Reconcile ran for the deletion and withdrew nothing: with no finalizer, NotFound is all a " +
+			"deletion brings, so withdraw the route there instead of returning early"
+	}
+	return ""
 }
 
 // Did records an action of the check on the world: the trigger the causes

@@ -173,36 +173,13 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 		return
 	}
 	t.Cause("Reconcile ran %s in %s while %s waited for %s, with nothing changing, and asked for %s "+
-		"(Requeue, RequeueAfter or an error): that is polling", times(int(polls)), window, r, waitingFor, count(timers, "retry", "retries"))
+		"(Requeue, RequeueAfter or an error): that is polling", checks.Times(int(polls)), window, r, waitingFor, checks.Count(timers, "retry", "retries"))
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
 		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
 		"  observed: %s in %s, %s of the route's reconciles asked for a retry\n"+
 		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
 		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		r, waitingFor, count(int(polls), "reconcile", "reconciles"), window, count(timers, "", ""))
-}
-
-// times reads "once", "twice", "3 times".
-func times(n int) string {
-	switch n {
-	case 1:
-		return "once"
-	case 2:
-		return "twice"
-	}
-	return fmt.Sprintf("%d times", n)
-}
-
-// count reads "1 retry", "2 retries"; with empty nouns, the number alone.
-func count(n int, one, many string) string {
-	noun := many
-	if n == 1 {
-		noun = one
-	}
-	if noun == "" {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%d %s", n, noun)
+		r, waitingFor, checks.Count(int(polls), "reconcile", "reconciles"), window, checks.Count(timers, "", ""))
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
@@ -351,7 +328,11 @@ even for a moment, is a lie that the check sees.`,
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
 			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
 		t.Stays(ctx, nackHold, r.String()+" must not be Programmed while the proxy NACKs", func() error {
-			return r.HasConditions(ctx, programmedNotTrue)
+			err := r.HasConditions(ctx, programmedNotTrue)
+			if err != nil {
+				programmedOverNACK(t, r)
+			}
+			return err
 		})
 		if at, conds, ok := r.FirstTrue(programmed); ok {
 			t.Fatalf("%s was Programmed=True at %s while the proxy NACKed every push:\n  observed: %+v",
@@ -363,6 +344,30 @@ even for a moment, is a lie that the check sees.`,
 		t.Proxy.SetNACK(r.Key(), "")
 		r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
 	},
+}
+
+// programmedOverNACK adds the cause of a Programmed=True the proxy never
+// ACKed: when the status first said so, against the proxy's answers.
+func programmedOverNACK(t *checks.T, r *checks.Route) {
+	at, _, ok := r.FirstTrue(programmed)
+	if !ok {
+		return
+	}
+	refused, acked := 0, 0
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		switch {
+		case ev.Method != "PUT":
+		case ev.ACKed():
+			acked++
+		default:
+			refused++
+		}
+	}
+	if acked > 0 {
+		return
+	}
+	t.Cause("the status said Programmed=True at %s, and the proxy refused every push of %s (%s, no ACK): "+
+		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, checks.Count(refused, "NACK", "NACKs"))
 }
 
 // retryRate fails the check when a refused route was pushed faster than
@@ -422,7 +427,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		var problems []string
 		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
 			problems = append(problems, fmt.Sprintf("Reconcile ran %s in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
-				times(int(n)), t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
+				checks.Times(int(n)), t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
 		}
 		problems = append(problems, rewritten(r, before, after)...)
 

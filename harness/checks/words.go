@@ -1,0 +1,26 @@
+package checks
+
+import "fmt"
+
+// Times reads "once", "twice", "3 times": causes are read by learners.
+func Times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// Count reads "1 retry", "2 retries"; with empty nouns, the number alone.
+func Count(n int, one, many string) string {
+	noun := many
+	if n == 1 {
+		noun = one
+	}
+	if noun == "" {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d %s", n, noun)
+}
