@@ -20,6 +20,7 @@ GW10 := bin/gw10
 .PHONY: help
 help: ## Show this help.
 	@echo "gw10 workbook — make <target> [STEP=step01] [CLUSTER=envtest|kind|existing]"
+	@echo "Learners: read docs/step01.md, fill the TODO(step01) regions in step01/, run make check (or make watch)."
 	@echo
 	@if [ -t 1 ] && [ -z "$$NO_COLOR" ]; then on='\033[36m'; off='\033[0m'; else on=; off=; fi; \
 	  awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %s%-14s%s %s\n", on, $$1, off, $$2 }' $(MAKEFILE_LIST)

@@ -115,9 +115,9 @@ func noReconcileCause(action evidence.Event) string {
 	after := "no reconcile followed " + action.Text
 	switch action.Trigger {
 	case evidence.ServiceCreated, evidence.ServiceDeleted:
-		return after + ": nothing enqueues EdgeRoutes when a Service changes. Owns() only sees Services whose " +
-			"ownerReference points at an EdgeRoute, and the user's Service has none: watch Services with Watches(...) " +
-			"and a map function to the EdgeRoutes that name them"
+		return after + ": nothing enqueues EdgeRoutes when a Service changes. Watch Services with Watches(...) " +
+			"and a map function to the EdgeRoutes that name them (Owns() only sees Services whose ownerReference " +
+			"points at an EdgeRoute, and the user's Service has none, so it would not do)"
 	case evidence.RouteCreated, evidence.RouteEdited, evidence.RouteDeleted:
 		return after + ": the controller does not react to EdgeRoute events (For(&netv1.EdgeRoute{}) in " +
 			"SetupWithManager, and no predicate that drops this event?)"

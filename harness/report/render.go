@@ -73,7 +73,7 @@ func (r *Report) gradingLines(code func(string) string) []string {
 		lines = append(lines, fmt.Sprintf("Official: only %s came from the submission; everything else is the upstream's.", code(step)))
 	} else {
 		lines = append(lines, fmt.Sprintf("Not an official grade: this checkout's own harness ran the checks. "+
-			"Your instructor grades your %s with theirs (gw10 grade --submission), as committed and pushed: uncommitted work is not graded.", code(step)))
+			"Your instructor grades your %s with their own checkout (make grade SUBMISSION=<your repository>), as committed and pushed: uncommitted work is not graded.", code(step)))
 	}
 	if len(g.GeneratedDrift) > 0 {
 		lines = append(lines, fmt.Sprintf("Generated files differ from what the markers generate (the grade used the generated ones; "+

@@ -132,7 +132,7 @@ func (r *Report) ClosingLine(v View) string {
 		}
 		next += "."
 	case first < -1:
-		next = fmt.Sprintf("Fix the stage %s (above), then %s.", r.Stages[-2-first].Name, v.again(r))
+		next = fmt.Sprintf("Fix the %s stage (above), then %s.", r.Stages[-2-first].Name, v.again(r))
 	}
 	if r.Grading != nil {
 		line := r.gradeLabel() + r.Headline() + "."
@@ -151,9 +151,9 @@ func (r *Report) ClosingLine(v View) string {
 		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.",
 			s.Total, s.Points, s.TotalPoints, r.Step)
 	case first < -1 && s.Passed+s.Failed == 0:
-		return fmt.Sprintf("%s: no check ran, as the stage %s failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+		return fmt.Sprintf("%s: no check ran, as the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
 	case first < -1:
-		return fmt.Sprintf("%s, but the stage %s failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+		return fmt.Sprintf("%s, but the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
 	case first == -1 && s.Skipped > 0:
 		return fmt.Sprintf("%s: %s. %s.", capitalize(r.Headline()), r.firstSkip(), capitalize(v.again(r)))
 	case next == "":

@@ -55,10 +55,10 @@ func TestTheClosingLineAgreesWithTheJSONSummary(t *testing.T) {
 			for i := range r.Checks {
 				skip(&r.Checks[i], "not run: an earlier stage failed")
 			}
-		}, "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the stage build failed. " +
-			"Fix the stage build (above), then run make check again."},
+		}, "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the build stage failed. " +
+			"Fix the build stage (above), then run make check again."},
 		{"the unit tests failed and every check passed", func(r *Report) { r.Stages[2].Status, r.Stages[2].Detail = Fail, "x_test.go:9: wrong" },
-			"3/3 checks pass, 30/30 points, but the stage unit tests failed. Fix the stage unit tests (above), then run make check again."},
+			"3/3 checks pass, 30/30 points, but the unit tests stage failed. Fix the unit tests stage (above), then run make check again."},
 		{"interrupted after the first check", func(r *Report) {
 			r.Interrupted = true
 			skip(&r.Checks[1], "not run to the end: interrupted")
@@ -174,8 +174,8 @@ func TestTheWatchsClosingLineSaysSave(t *testing.T) {
 			skip(&r.Checks[i], "not run: an earlier stage failed")
 		}
 	})
-	if got, want := r.ClosingLine(v), "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the stage build failed. "+
-		"Fix the stage build (above), then save again."; got != want {
+	if got, want := r.ClosingLine(v), "0/3 checks pass, 0/30 points, 3 not run: no check ran, as the build stage failed. "+
+		"Fix the build stage (above), then save again."; got != want {
 		t.Errorf("closing line after a compile error:\n got %q\nwant %q", got, want)
 	}
 }

@@ -73,8 +73,8 @@ func runChecks(ctx context.Context, f checkFlags) (*report.Report, error) {
 	rep, runErr := runner.Run(ctx, opts) // an error: interrupted, and rep.Interrupted says so
 	// The closing line comes last: it says what to do next.
 	werr := writeReports(rep, f)
-	if werr == nil && f.timeline != "" {
-		fmt.Printf("Timeline of every check: %s (open it in a browser)\n", f.timeline)
+	if werr == nil {
+		fmt.Print(timelineLine(rep, f.timeline))
 	}
 	view := f.view()
 	view.Progress = remember(opts, rep)
@@ -87,6 +87,15 @@ func runChecks(ctx context.Context, f checkFlags) (*report.Report, error) {
 		return rep, exitError{130}
 	}
 	return rep, nil
+}
+
+// timelineLine names the timeline file, unless no check ran (a failed build,
+// say): a page with nothing on it is not worth opening.
+func timelineLine(rep *report.Report, path string) string {
+	if path == "" || rep.Summary.Skipped >= rep.Summary.Total {
+		return ""
+	}
+	return fmt.Sprintf("Timeline of every check: %s (open it in a browser)\n", path)
 }
 
 // view is how much of the report the terminal shows.

@@ -63,3 +63,25 @@ func TestTheREADMEQuotesTheSkeletonsClosingLine(t *testing.T) {
 		t.Errorf("README.md does not say what a solved step's closing line says")
 	}
 }
+
+// TestTheTimelineIsNamedOnlyWhenACheckRan: a failed build runs no check, and
+// its timeline would be an empty page.
+func TestTheTimelineIsNamedOnlyWhenACheckRan(t *testing.T) {
+	rep := func(statuses ...report.Status) *report.Report {
+		r := &report.Report{}
+		for i, s := range statuses {
+			r.Checks = append(r.Checks, report.CheckResult{ID: fmt.Sprint("c", i), Points: 10, Status: s})
+		}
+		r.Finish()
+		return r
+	}
+	if got := timelineLine(rep(report.Skip, report.Skip), "reports/timeline.html"); got != "" {
+		t.Errorf("no check ran, yet: %q", got)
+	}
+	if got := timelineLine(rep(report.Fail, report.Skip), "reports/timeline.html"); !strings.Contains(got, "reports/timeline.html") {
+		t.Errorf("a check ran, yet: %q", got)
+	}
+	if got := timelineLine(rep(report.Pass), ""); got != "" {
+		t.Errorf("no timeline asked for, yet: %q", got)
+	}
+}
