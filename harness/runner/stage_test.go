@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
 )
 
 // lockedBuffer is a bytes.Buffer that a stage's ticker and the test share.
@@ -83,5 +85,22 @@ func TestWhatIsWrittenDuringAStageGetsLinesOfItsOwn(t *testing.T) {
 		"  proxy stand-in ...       ok (Ns)\n"
 	if got := regexp.MustCompile(`\(\d+\.\ds\)`).ReplaceAllString(out.String(), "(Ns)"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestASelectionSaysItSkipsTheUnitTests: with --run the unit-test stage does
+// not run, and its line says so instead of vanishing from the stage list.
+func TestASelectionSaysItSkipsTheUnitTests(t *testing.T) {
+	var out lockedBuffer
+	st := step.Step{Name: "step07", UnitTests: "TestConditions", Checks: []checks.Check{{ID: "a"}, {ID: "b"}}}
+	r := &run{opts: Options{Out: &out, Step: st, Checks: st.Checks[:1]}.withDefaults(), rep: &report.Report{}}
+	if !r.unitStage(context.Background()) {
+		t.Fatal("a selection's skipped unit tests stopped the run")
+	}
+	if got := out.String(); !strings.HasPrefix(got, "  unit tests ...           skipped (") {
+		t.Errorf("the stage list says %q", got)
+	}
+	if len(r.rep.Stages) != 0 {
+		t.Errorf("a stage that did not run is in the report: %+v", r.rep.Stages)
 	}
 }
