@@ -145,17 +145,27 @@ func didReconcileCause(action evidence.Event, tl evidence.Tally) string {
 // didNothing reads a pass that ran, succeeded and changed nothing after an
 // event that should have changed something: Reconcile saw the event and
 // returned early.
+//
+// A deletion is read by its withdraws alone: the tail of the route's last
+// pass (the echo of its status write, pushing again) may still arrive
+// after the deletion and count as a push or a write.
 func didNothing(action evidence.Event, tl evidence.Tally) string {
-	if tl.Reconciles == 0 || tl.ByResult["success"] != tl.Reconciles || tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
+	if tl.Reconciles == 0 || tl.ByResult["success"] != tl.Reconciles {
 		return ""
 	}
 	switch action.Trigger {
 	case evidence.ServiceCreated, evidence.ServiceDeleted:
+		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
+			return ""
+		}
 		return ". Reconcile ran and changed nothing, as if it returned early: the EdgeRoute did not change, " +
 			"the world did. A pass that skips when observedGeneration equals generation misses it; " +
 			"read the Service on every pass"
 	case evidence.RouteDeleted:
-		return ". Reconcile ran for the deletion and withdrew nothing: with no finalizer, NotFound is all a " +
+		if tl.Withdraws > 0 {
+			return ""
+		}
+		return ". Reconcile ran after the deletion and withdrew nothing: with no finalizer, NotFound is all a " +
 			"deletion brings, so withdraw the route there instead of returning early"
 	}
 	return ""
