@@ -27,14 +27,10 @@ type activity struct {
 	// changed is when the controller last showed work: a reconcile finished,
 	// or something was queued or running.
 	changed time.Time
-	// timer: the newest reconciles returned an error, Requeue or RequeueAfter,
-	// so a retry may be waiting in the queue (delayed items are not in
-	// workqueue_depth). Waits read it, and err on waiting longer.
-	timer bool
-	// retryAlone: the newest reconciles asked for a retry and none ended in
-	// a plain success, so the retry has not run yet (retryPending). The
-	// polling detector reads it, and errs on not accusing.
-	retryAlone bool
+	// newest is the last scrape's finished reconciles by result: whether a
+	// retry may wait in the queue (delayed items are not in workqueue_depth)
+	// is read from it, by pendingTimer and pendingRetry.
+	newest map[string]int
 	// known: the last scrape succeeded; scraped is when it was read.
 	known   bool
 	scraped time.Time
@@ -83,8 +79,7 @@ func (a *activity) scrape(ctx context.Context) {
 	a.last = &m
 	if len(delta) > 0 {
 		a.changed = now
-		a.timer = delta["error"]+delta["requeue"]+delta["requeue_after"] > 0
-		a.retryAlone = retryPending(delta)
+		a.newest = delta
 		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
 		ev.Bad = delta["error"] > 0
 		a.t.Record.Add(ev)
@@ -102,7 +97,7 @@ func (a *activity) scrape(ctx context.Context) {
 // (With several routes another route's success can hide a pending retry:
 // waits do not use this, only the polling detector of a lone route.)
 func retryPending(delta map[string]int) bool {
-	return delta["error"]+delta["requeue"]+delta["requeue_after"] > 0 && delta["success"] == 0
+	return retries(delta) > 0 && delta["success"] == 0
 }
 
 // resultDelta is the reconciles finished between two scrapes, by result. A
@@ -166,18 +161,24 @@ func (a *activity) quiet() (time.Duration, bool) {
 	return a.quietSince(time.Time{}), a.pendingTimer()
 }
 
+// pendingTimer: the newest reconciles asked for a retry (error, Requeue,
+// RequeueAfter), which may still wait in the queue. Waits read it, and err
+// on waiting longer.
 func (a *activity) pendingTimer() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.timer
+	return retries(a.newest) > 0
 }
 
 // pendingRetry: the newest reconciles asked for a retry that has not run.
+// The polling detector reads it, and errs on not accusing.
 func (a *activity) pendingRetry() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.retryAlone
+	return retryPending(a.newest)
 }
+
+func retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }
 
 // quietSince is how long scrapes taken after start have seen no work.
 func (a *activity) quietSince(start time.Time) time.Duration {

@@ -13,14 +13,10 @@ func Times(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
-// Count reads "1 retry", "2 retries"; with empty nouns, the number alone.
+// Count reads "1 retry", "2 retries".
 func Count(n int, one, many string) string {
-	noun := many
 	if n == 1 {
-		noun = one
+		return fmt.Sprintf("%d %s", n, one)
 	}
-	if noun == "" {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%d %s", n, noun)
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -81,30 +81,14 @@ func Changes(rec *Record, rep *report.Report) string {
 		return ""
 	}
 	var parts []string
-	var stageFixed, stageBroken []string
-	for _, st := range rep.Stages {
-		switch last := rec.Stages[st.Name]; {
-		case st.Status == report.Pass && last == report.Fail:
-			stageFixed = append(stageFixed, st.Name)
-		case st.Status == report.Fail && last == report.Pass:
-			stageBroken = append(stageBroken, st.Name)
-		}
-	}
+	stageFixed, stageBroken := flips(rep.Stages, func(st report.Stage) (string, report.Status) { return st.Name, st.Status }, rec.Stages)
 	if len(stageFixed) > 0 {
 		parts = append(parts, names(stageFixed)+" now ok (failed last run)")
 	}
 	if len(stageBroken) > 0 {
 		parts = append(parts, names(stageBroken)+" now FAILED (ok last run)")
 	}
-	var fixed, broken []string
-	for _, c := range rep.Checks {
-		switch last := rec.Last[c.ID]; {
-		case c.Status == report.Pass && last == report.Fail:
-			fixed = append(fixed, c.ID)
-		case c.Status == report.Fail && last == report.Pass:
-			broken = append(broken, c.ID)
-		}
-	}
+	fixed, broken := flips(rep.Checks, func(c report.CheckResult) (string, report.Status) { return c.ID, c.Status }, rec.Last)
 	if len(fixed) > 0 {
 		parts = append(parts, names(fixed)+" now "+verb(fixed, "passes", "pass"))
 	}
@@ -130,6 +114,21 @@ func Changes(rec *Record, rep *report.Report) string {
 		return ""
 	}
 	return "Since the last run: " + strings.Join(parts, "; ") + "."
+}
+
+// flips lists the items that pass now and failed last time (fixed), and
+// those that fail now and passed last time (broken).
+func flips[T any](items []T, verdict func(T) (string, report.Status), last map[string]report.Status) (fixed, broken []string) {
+	for _, it := range items {
+		name, now := verdict(it)
+		switch {
+		case now == report.Pass && last[name] == report.Fail:
+			fixed = append(fixed, name)
+		case now == report.Fail && last[name] == report.Pass:
+			broken = append(broken, name)
+		}
+	}
+	return fixed, broken
 }
 
 // full says whether rep is a verdict on every check of the step.

@@ -176,10 +176,10 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 		"(Requeue, RequeueAfter or an error): that is polling", checks.Times(int(polls)), window, r, waitingFor, checks.Count(timers, "retry", "retries"))
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
 		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
-		"  observed: %s in %s, %s of the route's reconciles asked for a retry\n"+
+		"  observed: %s in %s, %d of the route's reconciles asked for a retry\n"+
 		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
 		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		r, waitingFor, checks.Count(int(polls), "reconcile", "reconciles"), window, checks.Count(timers, "", ""))
+		r, waitingFor, checks.Count(int(polls), "reconcile", "reconciles"), window, timers)
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
