@@ -19,7 +19,11 @@ type Check struct {
 	Title string
 	// SeedRef is the line of the card (the seed: the course's text of the
 	// step) that the check proves: a task, an acceptance line or a prompt.
-	SeedRef  string
+	SeedRef string
+	// Clauses are the IDs of the step's contract clauses (step.Step.Contract,
+	// docs/contract.md) that the check proves: a controller that breaks one of
+	// them must fail it.
+	Clauses  []string
 	Points   int
 	Hint     string // one line, printed on failure
 	LongHint string // `make hint ID=...`: more guidance, no code

@@ -26,6 +26,9 @@ type Step struct {
 	Chapter string
 	// Checks run in this order, which is also the order to fix them in.
 	Checks []checks.Check
+	// Contract is the step's status contract, clause by clause, as
+	// docs/contract.md states it; every check names the clauses it proves.
+	Contract []Clause
 	// Cleanup are the namespaced kinds a check may create that the runner
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).
@@ -33,6 +36,22 @@ type Step struct {
 	// UnitTests is the `go test -run` pattern of the step's unit tests,
 	// run in UnitPackage before any cluster starts; empty: none.
 	UnitTests, UnitPackage string
+}
+
+// A Clause is one rule of a step's contract: what a correct controller
+// does, in a sentence, under a stable short ID ("ST-ONE-WRITE").
+type Clause struct {
+	ID, Rule string
+}
+
+// Clause returns the contract clause with the given ID.
+func (s Step) Clause(id string) (Clause, bool) {
+	for _, c := range s.Contract {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Clause{}, false
 }
 
 // DocAnchor is where the chapter explains a check.
@@ -74,6 +93,11 @@ func (s Step) Validate() error {
 			return fmt.Errorf("step %q: check ID %q twice", s.Name, c.ID)
 		}
 		seen[c.ID] = true
+		for _, id := range c.Clauses {
+			if _, ok := s.Clause(id); !ok {
+				return fmt.Errorf("step %q: check %q names clause %q, which its contract lacks", s.Name, c.ID, id)
+			}
+		}
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ func Step() step.Step {
 		SolutionModule: "github.com/10xdev/gw10/solutions/step01",
 		Chapter:        "docs/step01.md",
 		Checks:         Checks(),
+		Contract:       Contract(),
 		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
 		UnitTests:      "^TestConditionsFor$",
 		UnitPackage:    "./internal/controller",
