@@ -42,9 +42,12 @@ var crdSchemaCheck = checks.Check{
 	SeedRef: "Acceptance 1: a working CRD",
 	Points:  10,
 	Hint:    "keep +kubebuilder:subresource:status and the printcolumn markers, and add validation markers (+kubebuilder:validation:...) to the EdgeRouteSpec fields",
-	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): the
-controller writes status through it and users cannot. kubectl get er shows the
-Accepted and Programmed conditions as columns (+kubebuilder:printcolumn markers with
+	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
+of the object ignores its status and a write of /status ignores the rest, so spec and
+status have separate writers, and RBAC on edgeroutes/status decides who may write status
+(the controller's role grants it; kubectl patch --subresource=status works for anyone
+else it is granted to). kubectl get er shows the Accepted and Programmed conditions as
+columns (+kubebuilder:printcolumn markers with
 JSONPath .status.conditions[?(@.type=="Accepted")].status). The API server validates
 EdgeRoutes against the OpenAPI schema that controller-gen writes from the markers on
 EdgeRouteSpec: every field is required; hostname must be an RFC 1123 DNS subdomain
