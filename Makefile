@@ -74,6 +74,10 @@ skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; ref
 	  echo "step01/ has uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
 	@$(GW10) skeleton
 
+.PHONY: proxy
+proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it).
+	@$(GW10) proxy
+
 .PHONY: cluster-up
 cluster-up: $(GW10) ## Start the dev control plane in the background; prints the KUBECONFIG to export.
 	@$(GW10) cluster-up

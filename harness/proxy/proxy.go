@@ -77,8 +77,12 @@ type Server struct {
 }
 
 // Start listens on a loopback port and serves until Close.
-func Start() (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start() (*Server, error) { return StartOn("127.0.0.1:0") }
+
+// StartOn listens on addr (host:port) and serves until Close: `gw10 proxy`
+// runs it on a fixed port for the hand-run tasks.
+func StartOn(addr string) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("proxy stand-in: listening: %w", err)
 	}

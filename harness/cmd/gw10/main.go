@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"skeleton":      {"regenerate each step's learner module from its solution (overwrites it)", runSkeleton},
 		"diff":          {"show the learner's module against the solution, or --against skeleton: what the learner changed", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
+		"proxy":         {"run the stand-in proxy (the data plane the checks use) for the hand-run tasks; Ctrl-C stops it", runProxy},
 		"bench":         {"measure how a step's controller scales with the number of EdgeRoutes, against the API server's own limit", runBench},
 		"kind-image":    {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}

@@ -3,6 +3,7 @@ package step01
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,9 +42,12 @@ var crdSchemaCheck = checks.Check{
 	SeedRef: "Acceptance 1: a working CRD",
 	Points:  10,
 	Hint:    "keep +kubebuilder:subresource:status and the printcolumn markers, and add validation markers (+kubebuilder:validation:...) to the EdgeRouteSpec fields",
-	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): the
-controller writes status through it and users cannot. kubectl get er shows the
-Accepted and Programmed conditions as columns (+kubebuilder:printcolumn markers with
+	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
+of the object ignores its status and a write of /status ignores the rest, so spec and
+status have separate writers, and RBAC on edgeroutes/status decides who may write status
+(the controller's role grants it; kubectl patch --subresource=status works for anyone
+else it is granted to). kubectl get er shows the Accepted and Programmed conditions as
+columns (+kubebuilder:printcolumn markers with
 JSONPath .status.conditions[?(@.type=="Accepted")].status). The API server validates
 EdgeRoutes against the OpenAPI schema that controller-gen writes from the markers on
 EdgeRouteSpec: every field is required; hostname must be an RFC 1123 DNS subdomain
@@ -462,8 +466,9 @@ var routeDeletedCheck = checks.Check{
 proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
 programmed is fine). A finalizer is the other way to do this: then the object stays
 (with a deletionTimestamp) until Reconcile has withdrawn the route and removed the
-finalizer; forgetting to remove it leaves the object stuck in deletion. The reference
-solution needs no finalizer because the data plane is keyed by the EdgeRoute's name.`,
+finalizer; forgetting to remove it leaves the object stuck in deletion. Keying the data
+plane by the EdgeRoute's name makes the withdraw idempotent; it does not make a deletion
+reach a controller that was stopped when it happened (check deleted-while-down).`,
 	Run: func(ctx context.Context, t *checks.T) {
 		t.CreateService(ctx, "bye-svc")
 		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
@@ -539,6 +544,61 @@ leaves the proxy empty.`,
 				t.Fatalf("%s: its spec changed (generation %d -> %d): reconvergence must need no change to any EdgeRoute", r, gens[r.Name], gen)
 			}
 		}
+	},
+}
+
+var deletedWhileDownCheck = checks.Check{
+	ID:      "deleted-while-down",
+	Title:   "an EdgeRoute deleted while the controller is stopped has its route withdrawn once the controller is back",
+	SeedRef: "Task 3: delete an EdgeRoute while the controller is stopped",
+	Points:  10,
+	Clauses: []string{ClauseDeleted, ClauseRestart},
+	Hint:    "a deletion made while the controller is stopped sends no event: at start-up, withdraw the proxy's routes whose EdgeRoute is gone (or hold every deletion with a finalizer)",
+	LongHint: `Reconcile hears of a deletion as a NotFound, but only a running controller gets that
+event. An EdgeRoute deleted while the controller is stopped is simply absent from the
+informer's first list when it starts again, so nothing ever reconciles its key and its
+route stays in the proxy for ever. Two designs fix it. A start-up sweep lists the proxy's
+routes (GET /v1/routes, Programmer.Routes) once the cache has synced and enqueues those
+whose EdgeRoute is gone, so Reconcile's NotFound path withdraws them. A finalizer keeps
+the deleted EdgeRoute (with a deletionTimestamp) until Reconcile has withdrawn its route
+and removed the finalizer, so the restarted controller finds it in its first list. The
+check kills the controller, deletes one of two programmed routes, keeps the proxy's table
+and starts the controller again: the deleted route must be withdrawn, the object gone,
+and the other route never withdrawn (a sweep withdraws only what has no EdgeRoute).`,
+	Run: func(ctx context.Context, t *checks.T) {
+		t.CreateService(ctx, "down-svc")
+		deleted := t.NewRoute(ctx, "deleted", "down-svc", 8080)
+		kept := t.NewRoute(ctx, "kept", "down-svc", 8080)
+		for _, r := range []*checks.Route{deleted, kept} {
+			r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		}
+		t.ProxyHolds(ctx, t.Timeouts.Converge, deleted.Name, kept.Name)
+
+		t.KillController(ctx)
+		stopped := time.Now()
+		deleted.Delete(ctx) // the proxy keeps its table: only the controller is down
+		t.StartController(ctx)
+
+		t.WaitFor(ctx, t.Timeouts.Converge, "the route of "+deleted.String()+" to be withdrawn", func() error {
+			if _, held := t.Proxy.Route(deleted.Key()); held {
+				return fmt.Errorf("the proxy still holds %s, whose EdgeRoute was deleted while the controller was stopped\n"+
+					"  expected: withdrawn once the controller is back\n"+
+					"  observed: still routed; a controller that starts gets no event for an object that no longer exists "+
+					"(the informer's first list does not contain it), so a withdraw on NotFound alone never runs for it: "+
+					"sweep the proxy's routes at start-up, or hold the deletion with a finalizer", deleted.Key())
+			}
+			return nil
+		})
+		gone(ctx, t, deleted)
+		kept.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		for _, ev := range t.Proxy.Events(kept.Key()) {
+			if ev.Method == http.MethodDelete && ev.Received.After(stopped) {
+				t.Fatalf("%s was withdrawn at %s although its EdgeRoute exists: a start-up sweep must withdraw only the routes "+
+					"whose EdgeRoute is gone (a withdraw followed by a push is an outage on a real proxy)",
+					kept, ev.Received.Format("15:04:05.000"))
+			}
+		}
+		t.ProxyHolds(ctx, t.Timeouts.Converge, kept.Name)
 	},
 }
 

@@ -27,11 +27,14 @@ const (
 	opProxyDown     opKind = "proxy-down"
 	opProxyUp       opKind = "proxy-up"
 	opRestart       opKind = "restart"
+	// opDeleteRouteDown deletes a route while the controller is stopped: no
+	// event reaches it, the restarted controller must find the deletion itself.
+	opDeleteRouteDown opKind = "delete-route-while-down"
 )
 
 // allOps are the kinds every generated sequence contains at least once.
 var allOps = []opKind{opCreateService, opDeleteService, opCreateRoute, opEditRoute, opDeleteRoute,
-	opNACKOn, opNACKOff, opProxyDown, opProxyUp, opRestart}
+	opNACKOn, opNACKOff, opProxyDown, opProxyUp, opRestart, opDeleteRouteDown}
 
 // Names of the world's routes and services.
 var (
@@ -67,6 +70,8 @@ func (o op) String() string {
 		return fmt.Sprintf("edit EdgeRoute %s: %s = %s", o.Route, o.Field, fieldValue(o.Spec, o.Field))
 	case opDeleteRoute:
 		return "delete EdgeRoute " + o.Route
+	case opDeleteRouteDown:
+		return "stop the controller, delete EdgeRoute " + o.Route + " (the proxy keeps its table), start the controller"
 	case opNACKOn:
 		return "the proxy starts refusing " + o.Route
 	case opNACKOff:
@@ -186,6 +191,9 @@ func (w *world) apply(o op) []string {
 	case opDeleteRoute:
 		w.Routes[o.Route] = &modelRoute{}
 		triggered = []string{o.Route}
+	case opDeleteRouteDown:
+		w.Routes[o.Route] = &modelRoute{}
+		triggered = slices.Clone(seqRoutes) // a restart reconciles everything
 	case opNACKOn:
 		w.NACK[o.Route] = true
 	case opNACKOff:
@@ -342,7 +350,7 @@ func (w *world) pick(rng *rand.Rand, k opKind) *op {
 			}
 		}
 		return &op{Kind: k, Route: r, Spec: spec, Field: field}
-	case k == opDeleteRoute && len(live) > 1:
+	case (k == opDeleteRoute || k == opDeleteRouteDown) && len(live) > 1:
 		return &op{Kind: k, Route: one(live)}
 	case k == opNACKOn:
 		var candidates []string
@@ -369,7 +377,7 @@ func (w *world) pick(rng *rand.Rand, k opKind) *op {
 		return w.pick(rng, opCreateService)
 	case opCreateService:
 		return w.pick(rng, opDeleteService)
-	case opEditRoute, opDeleteRoute:
+	case opEditRoute, opDeleteRoute, opDeleteRouteDown:
 		return w.pick(rng, opCreateRoute)
 	case opCreateRoute:
 		return w.pick(rng, opDeleteRoute)

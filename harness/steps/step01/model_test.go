@@ -86,7 +86,7 @@ func possible(w *world, o op) string {
 		if o.Spec == w.Routes[o.Route].Spec {
 			return "the edit changes nothing"
 		}
-	case opDeleteRoute:
+	case opDeleteRoute, opDeleteRouteDown:
 		if !w.Routes[o.Route].Exists {
 			return "the route does not exist"
 		}

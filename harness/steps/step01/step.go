@@ -40,6 +40,7 @@ func Checks() []checks.Check {
 		quiescentCheck,
 		routeDeletedCheck,
 		restartReconvergeCheck,
+		deletedWhileDownCheck,
 		sequencesCheck,
 	}
 }

@@ -14,6 +14,10 @@ type observation struct {
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
+	// withdrawErr is the data plane's answer to the withdraw of a route whose
+	// Service is missing: the status is written all the same, then the error
+	// is returned so that the withdraw is retried.
+	withdrawErr error
 }
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should

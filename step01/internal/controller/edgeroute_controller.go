@@ -31,6 +31,7 @@ type EdgeRouteReconciler struct {
 // every call. It must be idempotent and survive being called any number
 // of times in any order.
 func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Load the EdgeRoute; NotFound means it was deleted.
 	var er netv1.EdgeRoute
 	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -39,19 +40,24 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
 		return ctrl.Result{}, nil
 	}
-	// TODO(step01): 1. Observe ACTUAL state: does the target Service exist? A read error
+	// TODO(step01): 2. Observe ACTUAL state: does the target Service exist? A read error
 	//    other than NotFound is transient: return it and change nothing
 	//    (checks: missing-service, self-heal).
 	var obs observation
 
-	// TODO(step01): 2. Converge the data plane: program the route when its Service exists,
-	//    withdraw it when it does not, and remember the push's outcome in obs
-	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	// TODO(step01): 3. Converge the data plane: program the route when its Service exists,
+	//    withdraw it when it does not, and remember the outcome in obs: a
+	//    failed withdraw still gets its status written before its error is
+	//    returned (checks: self-heal, service-removed, push-failure, restart-reconverge).
 
-	// TODO(step01): 3. Report status: set the conditions from obs (see conditionsFor) and write
+	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and write
 	//    the status once, only when it changed. Programmed=True only after an ACK
 	//    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
 
+	if obs.withdrawErr != nil {
+		// The status is written; the error makes the queue retry the withdraw with backoff.
+		return ctrl.Result{}, fmt.Errorf("withdrawing route of %s: %w", req.NamespacedName, obs.withdrawErr)
+	}
 	if obs.pushErr != nil {
 		// The NACK is in the status; the error makes the queue retry with backoff.
 		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
@@ -69,6 +75,8 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
 	// created, changed or deleted. The user creates the Service; an EdgeRoute
 	// only names it (checks: self-heal, service-removed, restart-reconverge).
+	// Then make a deletion reach the data plane even when it happened while
+	// the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&netv1.EdgeRoute{}).
 		Named("edgeroute").
@@ -76,3 +84,10 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 }
 
 // TODO(step01): Helpers for the Service watch go here.
+
+// TODO(step01): An EdgeRoute deleted while the controller was stopped sends no event, and
+// the informer's first list does not contain it: its route stays in the
+// proxy for ever. When the controller starts, find the routes the proxy
+// holds (Programmer.Routes) whose EdgeRoute is gone and have them
+// withdrawn, or hold every deletion with a finalizer until its route is
+// withdrawn (docs/step01.md, "Deletion across restarts"; check: deleted-while-down).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,43 @@ func TestNewHTTPRejectsBadURLs(t *testing.T) {
 		if _, err := NewHTTP(u, time.Second); err == nil {
 			t.Errorf("NewHTTP(%q) succeeded", u)
 		}
+	}
+}
+
+func TestRoutesListsTheKeysOfTheTable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/routes" {
+			t.Errorf("got %s %s, want GET /v1/routes", r.Method, r.URL.Path)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"shop/web":{"hostname":"shop.example.com","prefix":"/","service":"web","port":8080},"blog/api":{}}`))
+	}))
+	defer srv.Close()
+	h, _ := NewHTTP(srv.URL, time.Second)
+	got, err := h.Routes(context.Background())
+	if err != nil {
+		t.Fatalf("Routes: %v", err)
+	}
+	slices.SortFunc(got, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
+	want := []types.NamespacedName{{Namespace: "blog", Name: "api"}, {Namespace: "shop", Name: "web"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Routes = %v, want %v", got, want)
+	}
+}
+
+func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
+	for name, answer := range map[string]func(http.ResponseWriter){
+		"HTTP 503":      func(w http.ResponseWriter) { http.Error(w, "restarting", http.StatusServiceUnavailable) },
+		"not JSON":      func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>")) },
+		"a key sans /":  func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"web":{}}`)) },
+		"a key with //": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"a/b/c":{}}`)) },
+		"an empty name": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"shop/":{}}`)) },
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { answer(w) }))
+		h, _ := NewHTTP(srv.URL, time.Second)
+		if keys, err := h.Routes(context.Background()); err == nil {
+			t.Errorf("%s: Routes = %v, want an error", name, keys)
+		}
+		srv.Close()
 	}
 }

@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
@@ -41,6 +45,7 @@ type EdgeRouteReconciler struct {
 // every call. It must be idempotent and survive being called any number
 // of times in any order.
 func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Load the EdgeRoute; NotFound means it was deleted.
 	var er netv1.EdgeRoute
 	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -58,11 +63,11 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		//gw10:end
 	}
 	//gw10:begin observe
-	//gw10:todo 1. Observe ACTUAL state: does the target Service exist? A read error
+	//gw10:todo 2. Observe ACTUAL state: does the target Service exist? A read error
 	//gw10:todo    other than NotFound is transient: return it and change nothing
 	//gw10:todo    (checks: missing-service, self-heal).
 	//gw10:stub var obs observation
-	// 1. Observe ACTUAL state: does the target Service exist?
+	// 2. Observe ACTUAL state: does the target Service exist?
 	var obs observation
 	var svc corev1.Service
 	err := r.Get(ctx, types.NamespacedName{Namespace: er.Namespace, Name: er.Spec.Service}, &svc)
@@ -75,25 +80,24 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin converge
-	//gw10:todo 2. Converge the data plane: program the route when its Service exists,
-	//gw10:todo    withdraw it when it does not, and remember the push's outcome in obs
-	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
-	// 2. Converge: program the data plane for THIS route (idempotent), or
+	//gw10:todo 3. Converge the data plane: program the route when its Service exists,
+	//gw10:todo    withdraw it when it does not, and remember the outcome in obs: a
+	//gw10:todo    failed withdraw still gets its status written before its error is
+	//gw10:todo    returned (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	// 3. Converge: program the data plane for THIS route (idempotent), or
 	// withdraw it while its Service is missing.
 	if obs.serviceMissing {
-		if err := r.Programmer.Remove(ctx, req.NamespacedName); err != nil {
-			return ctrl.Result{}, fmt.Errorf("withdrawing route of %s: %w", req.NamespacedName, err)
-		}
+		obs.withdrawErr = r.Programmer.Remove(ctx, req.NamespacedName)
 	} else {
 		obs.pushErr = r.Programmer.Program(ctx, &er)
 	}
 	//gw10:end
 
 	//gw10:begin report
-	//gw10:todo 3. Report status: set the conditions from obs (see conditionsFor) and write
+	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and write
 	//gw10:todo    the status once, only when it changed. Programmed=True only after an ACK
 	//gw10:todo    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
-	// 3. Report status: only Programmed=True AFTER the push succeeded, in one
+	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
 	before := er.Status.DeepCopy()
 	for _, c := range conditionsFor(obs) {
@@ -101,11 +105,15 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	if !equality.Semantic.DeepEqual(before, &er.Status) {
 		if err := r.Status().Update(ctx, &er); err != nil {
-			return ctrl.Result{}, errors.Join(obs.pushErr, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err))
+			return ctrl.Result{}, errors.Join(obs.withdrawErr, obs.pushErr, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err))
 		}
 	}
 	//gw10:end
 
+	if obs.withdrawErr != nil {
+		// The status is written; the error makes the queue retry the withdraw with backoff.
+		return ctrl.Result{}, fmt.Errorf("withdrawing route of %s: %w", req.NamespacedName, obs.withdrawErr)
+	}
 	if obs.pushErr != nil {
 		// The NACK is in the status; the error makes the queue retry with backoff.
 		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
@@ -124,6 +132,8 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
 	//gw10:todo created, changed or deleted. The user creates the Service; an EdgeRoute
 	//gw10:todo only names it (checks: self-heal, service-removed, restart-reconverge).
+	//gw10:todo Then make a deletion reach the data plane even when it happened while
+	//gw10:todo the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	//gw10:stub return ctrl.NewControllerManagedBy(mgr).
 	//gw10:stub 	For(&netv1.EdgeRoute{}).
 	//gw10:stub 	Named("edgeroute").
@@ -134,6 +144,7 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&netv1.EdgeRoute{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.routesFor)).
+		WatchesRawSource(source.Func(r.sweep)).
 		Named("edgeroute").
 		Complete(r)
 	//gw10:end
@@ -166,6 +177,65 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&er)})
 	}
 	return reqs
+}
+
+//gw10:end
+
+//gw10:begin sweep
+//gw10:todo An EdgeRoute deleted while the controller was stopped sends no event, and
+//gw10:todo the informer's first list does not contain it: its route stays in the
+//gw10:todo proxy for ever. When the controller starts, find the routes the proxy
+//gw10:todo holds (Programmer.Routes) whose EdgeRoute is gone and have them
+//gw10:todo withdrawn, or hold every deletion with a finalizer until its route is
+//gw10:todo withdrawn (docs/step01.md, "Deletion across restarts"; check: deleted-while-down).
+
+// sweep is a source of events for the routes nothing else names: when the
+// controller starts, it enqueues every route the proxy holds whose EdgeRoute
+// is gone, and Reconcile, getting NotFound for it, withdraws it. Going through
+// the queue keeps one key in one worker: a withdraw never races a reconcile
+// of an EdgeRoute created again under the same name. The controller starts
+// its sources once per process, and only while it leads (with
+// --leader-elect), so the sweep runs once per leadership. A source's Start
+// must not block, so the sweep runs in the background, retrying with backoff
+// while the proxy cannot be listed.
+func (r *EdgeRouteReconciler) sweep(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	log := logf.FromContext(ctx).WithName("sweep")
+	retry := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 8, Cap: time.Minute}
+	go func() {
+		_ = retry.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
+			orphans, err := r.orphans(ctx)
+			if err != nil {
+				log.Error(err, "sweeping the data plane for routes of deleted EdgeRoutes (will retry)")
+				return false, nil
+			}
+			for _, key := range orphans {
+				queue.Add(reconcile.Request{NamespacedName: key})
+			}
+			log.Info("swept the data plane", "orphans", len(orphans))
+			return true, nil
+		})
+	}()
+	return nil
+}
+
+// orphans are the keys of the routes the proxy holds whose EdgeRoute does not
+// exist. The cache answers (it waits for its first list), so a route is an
+// orphan only if the EdgeRoute is absent from a synced view of the cluster.
+func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedName, error) {
+	keys, err := r.Programmer.Routes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the data plane's routes: %w", err)
+	}
+	var gone []types.NamespacedName
+	for _, key := range keys {
+		switch err := r.Get(ctx, key, &netv1.EdgeRoute{}); {
+		case apierrors.IsNotFound(err):
+			gone = append(gone, key)
+		case err != nil:
+			return nil, fmt.Errorf("reading EdgeRoute %s: %w", key, err)
+		}
+	}
+	return gone, nil
 }
 
 //gw10:end

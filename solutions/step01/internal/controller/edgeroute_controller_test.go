@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
+	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
 )
 
 const (
@@ -267,6 +270,49 @@ func TestANewControllerReconvergesExistingRoutes(t *testing.T) {
 		_, ok := dp.route(client.ObjectKeyFromObject(withService))
 		g.Expect(ok).To(BeTrue(), "route a is not in the data plane")
 	}, eventually, poll).Should(Succeed())
+}
+
+// Card task 3, deletion while stopped: a route whose EdgeRoute was deleted
+// while no controller ran is withdrawn when one starts; the others stay.
+func TestANewControllerWithdrawsRoutesOfEdgeRoutesDeletedWhileItWasStopped(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	kept := newRoute(ns, "kept", "svc")
+	create(t, kept, newService(ns, "svc"))
+	dp := newFakeDataPlane()
+	orphan := types.NamespacedName{Namespace: ns, Name: "deleted-while-stopped"}
+	dp.routes[orphan] = dataplane.Route{Hostname: "old.example.com", Prefix: "/", Service: "svc", Port: 8080}
+	dp.routes[client.ObjectKeyFromObject(kept)] = dataplane.RouteFor(kept)
+
+	startManager(t, dp)
+	g.Eventually(func(g Gomega) {
+		_, held := dp.route(orphan)
+		g.Expect(held).To(BeFalse(), "the route of the EdgeRoute deleted while the controller was stopped is still in the data plane")
+		expectCondition(g, get(t, kept), netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
+		_, held = dp.route(client.ObjectKeyFromObject(kept))
+		g.Expect(held).To(BeTrue(), "the route of an EdgeRoute that exists was withdrawn")
+	}, eventually, poll).Should(Succeed())
+}
+
+// A withdraw that fails still writes the status it computed, then returns
+// the error so that the queue retries the withdraw.
+func TestFailedWithdrawStillWritesTheStatus(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	er := newRoute(ns, "web", "absent")
+	create(t, er)
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: failingRemove{newFakeDataPlane()}}
+	_, err := reconcileOnce(t, r, er)
+	g.Expect(err).To(MatchError(ContainSubstring("proxy restarting")))
+	expectCondition(g, get(t, er), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
+	expectCondition(g, get(t, er), netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+}
+
+// failingRemove is a data plane whose withdraws fail.
+type failingRemove struct{ *fakeDataPlane }
+
+func (failingRemove) Remove(context.Context, types.NamespacedName) error {
+	return errors.New("proxy restarting")
 }
 
 // Seed defect 7: the RBAC marker for Services.

@@ -134,6 +134,16 @@ func (f *fakeDataPlane) Remove(_ context.Context, key types.NamespacedName) erro
 	return nil
 }
 
+func (f *fakeDataPlane) Routes(context.Context) ([]types.NamespacedName, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	keys := make([]types.NamespacedName, 0, len(f.routes))
+	for k := range f.routes {
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
 func (f *fakeDataPlane) setNACK(reason string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 )
 
 // DataPlane is what the reconciler converges: the proxy's route table.
-// Both calls are idempotent.
+// Program and Remove are idempotent.
 type DataPlane interface {
 	// Program creates or replaces the route for an EdgeRoute; a nil error
 	// means the proxy ACKed it.
@@ -22,6 +22,10 @@ type DataPlane interface {
 	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
 	// a route the proxy does not hold succeeds.
 	Remove(ctx context.Context, key types.NamespacedName) error
+	// Routes lists the keys of the routes the proxy holds, so that a
+	// controller that starts can find routes whose EdgeRoute was deleted
+	// while it was not running.
+	Routes(ctx context.Context) ([]types.NamespacedName, error)
 }
 
 // Route is the body of a push: what the proxy needs to route the traffic.

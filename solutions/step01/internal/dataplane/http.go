@@ -12,17 +12,23 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 )
 
-// maxReasonBytes bounds how much of a NACK body ends up in a condition message.
-const maxReasonBytes = 1024
+const (
+	// maxReasonBytes bounds how much of a NACK body ends up in a condition message.
+	maxReasonBytes = 1024
+	// maxTableBytes bounds the route table a listing reads.
+	maxTableBytes = 64 << 20
+)
 
 // HTTP talks to the proxy admin API:
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON Route -> 2xx ACK, else NACK
 //	DELETE /v1/routes/{namespace}/{name}             -> 2xx or 404: withdrawn
+//	GET    /v1/routes                                -> 200, JSON {"namespace/name": route, ...}
 type HTTP struct {
 	base   *url.URL
 	client *http.Client
@@ -69,6 +75,36 @@ func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) error {
 		return nackFrom(resp)
 	}
 	return nil
+}
+
+// Routes lists the keys of the routes the proxy holds.
+func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
+	u := h.base.JoinPath("v1", "routes")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("building GET %s: %w", u, err)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %w", u, nackFrom(resp))
+	}
+	var table map[string]json.RawMessage
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTableBytes)).Decode(&table); err != nil {
+		return nil, fmt.Errorf("decoding the route table from GET %s: %w", u, err)
+	}
+	keys := make([]types.NamespacedName, 0, len(table))
+	for k := range table {
+		ns, name, err := cache.SplitMetaNamespaceKey(k)
+		if err != nil || ns == "" || name == "" {
+			return nil, fmt.Errorf("the route table from GET %s has a key %q that is not namespace/name", u, k)
+		}
+		keys = append(keys, types.NamespacedName{Namespace: ns, Name: name})
+	}
+	return keys, nil
 }
 
 func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, body []byte) (*http.Response, error) {

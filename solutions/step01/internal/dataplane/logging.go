@@ -28,3 +28,8 @@ func (l Logging) Remove(_ context.Context, key types.NamespacedName) error {
 	l.Log.Info("data plane: withdraw route", "namespace", key.Namespace, "name", key.Name)
 	return nil
 }
+
+// Routes lists nothing: a logging data plane holds no routes.
+func (l Logging) Routes(context.Context) ([]types.NamespacedName, error) {
+	return nil, nil
+}
