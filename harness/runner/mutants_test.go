@@ -151,7 +151,7 @@ func writeKillTable() {
 	}
 	sort.Strings(killTable.rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-8s %-34s %-9s %-20s %s\n", "step", "mutant or variant", "result", "check", "cause seen")
+	fmt.Fprintf(&b, "%-8s %-34s %-9s %6s %-20s %s\n", "step", "mutant or variant", "result", "time", "check", "cause seen")
 	for _, r := range killTable.rows {
 		b.WriteString(r + "\n")
 	}
@@ -165,6 +165,7 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 	for _, st := range steps.All() {
 		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
 			t.Run(st.Name+"/"+m.name, func(t *testing.T) {
+				t.Parallel() // each run holds a control plane of its own (planes)
 				dir := copyModule(t, filepath.Join(root, st.SolutionDir))
 				m.apply(t, dir)
 				var ids []string
@@ -172,8 +173,9 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 					ids = []string{m.wantCheck}
 				}
 				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
+				took := rep.Duration
 				row := func(result, text string) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, m.name, result, m.wantCheck+m.wantStage, firstLineOf(text, m.wantCause)))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, m.name, result, seconds(took), m.wantCheck+m.wantStage, firstLineOf(text, m.wantCause)))
 				}
 				if rep.Summary.OK {
 					row("SURVIVED", "")
@@ -215,17 +217,25 @@ func TestEveryVariantPasses(t *testing.T) {
 	for _, st := range steps.All() {
 		for _, v := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "variants")) {
 			t.Run(st.Name+"/"+v.name, func(t *testing.T) {
+				t.Parallel() // each run holds a control plane of its own (planes)
 				dir := copyModule(t, filepath.Join(root, st.SolutionDir))
 				v.apply(t, dir)
 				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts())
+				took := seconds(rep.Duration)
 				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, v.name, "FAILED", "(variant)", v.about))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, v.name, "FAILED", took, "(variant)", v.about))
 					t.Fatalf("variant %s (%s) does not pass every check:\n%s", v.name, v.about, out)
 				}
-				recordKill(fmt.Sprintf("%-8s %-34s %-9s %-20s %s", st.Name, v.name, "passes", "(variant)", v.about))
+				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, v.name, "passes", took, "(variant)", v.about))
 			})
 		}
 	}
+}
+
+// seconds is a kill table's time column: the run's own duration (build,
+// stages and checks; not the wait for a control plane).
+func seconds(d report.Seconds) string {
+	return fmt.Sprintf("%.0fs", float64(d))
 }
 
 func findResult(rep *report.Report, id string) *report.CheckResult {

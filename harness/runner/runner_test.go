@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,45 +37,92 @@ import (
 // root is the workbook root, seen from harness/runner.
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
 
-// The mutants share one control plane to keep make test within its budget;
-// every run still gets its own namespaces, controller and proxy.
-var (
-	sharedOnce    sync.Once
-	shared        cluster.Backend
-	sharedErr     error
-	sharedStopper func()
-)
+// The runs of this package share a small pool of envtest control planes to
+// keep make test within its budget. A run holds its plane alone from start
+// to finish: it installs its own CRD (cluster-scoped, and some mutants change
+// it) and its controller watches every namespace, so two runs cannot share
+// one. The mutants and variants run in parallel, one per plane; every run
+// still gets its own namespaces, controller and proxy.
+//
+// GW10_TEST_PLANES sets the pool's size (default 2, one per core of the
+// 2-core machine make test is budgeted for). go test's -parallel (default
+// GOMAXPROCS) bounds how many runs go at once: raise both together.
+var planes = newPlanePool(planeCount())
+
+func planeCount() int {
+	if n, err := strconv.Atoi(os.Getenv("GW10_TEST_PLANES")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
+// planePool hands out control planes, starting each on first use.
+type planePool struct {
+	free chan *plane // a slot per plane; a nil backend is not started yet
+	mu   sync.Mutex
+	all  []*plane
+}
+
+type plane struct {
+	backend cluster.Backend
+	stop    func()
+}
+
+func newPlanePool(n int) *planePool {
+	p := &planePool{free: make(chan *plane, n)}
+	for i := 0; i < n; i++ {
+		p.free <- &plane{}
+	}
+	return p
+}
+
+// acquire takes a plane for the rest of t, starting it if it is new; t's
+// cleanup gives it back.
+func (p *planePool) acquire(t *testing.T) cluster.Backend {
+	t.Helper()
+	pl := <-p.free
+	if pl.backend == nil {
+		if err := pl.start(); err != nil {
+			p.free <- pl
+			t.Fatalf("starting a control plane for the tests: %v", err)
+		}
+		p.mu.Lock()
+		p.all = append(p.all, pl)
+		p.mu.Unlock()
+	}
+	t.Cleanup(func() { p.free <- pl })
+	return pl.backend
+}
+
+func (pl *plane) start() error {
+	dir, err := os.MkdirTemp("", "gw10-runner-test-")
+	if err != nil {
+		return fmt.Errorf("a directory for the control plane: %w", err)
+	}
+	b, err := cluster.NewEnvtestBackend(context.Background(), dir, io.Discard)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return fmt.Errorf("envtest: %w", err)
+	}
+	pl.backend = b
+	pl.stop = func() { _ = b.Stop(context.Background()); _ = os.RemoveAll(dir) }
+	return nil
+}
+
+func (p *planePool) stopAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pl := range p.all {
+		pl.stop()
+	}
+}
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	writeKillTable()
-	if sharedStopper != nil {
-		sharedStopper()
-	}
+	planes.stopAll()
 	os.Exit(code)
-}
-
-func sharedBackend(t *testing.T) cluster.Backend {
-	t.Helper()
-	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gw10-runner-test-")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		b, err := cluster.NewEnvtestBackend(context.Background(), dir, io.Discard)
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		shared = b
-		sharedStopper = func() { _ = b.Stop(context.Background()); _ = os.RemoveAll(dir) }
-	})
-	if sharedErr != nil {
-		t.Fatalf("starting the shared control plane: %v", sharedErr)
-	}
-	return shared
 }
 
 // copyModule copies a step module out of the repository (see steptest.Copy).
@@ -102,7 +150,7 @@ func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, tim
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), Options{
 		Root: root, Step: st, StepDir: stepDir, Label: name, Checks: selected, Seed: testSeed,
-		Backend: sharedBackend(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
+		Backend: planes.acquire(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
 	})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
