@@ -260,3 +260,47 @@ func firstLineOf(text, want string) string {
 	}
 	return ""
 }
+
+// TestTheInstructorsGuideListsEveryMutant keeps docs/instructors.md's table
+// of common mistakes true: one row per step01 mutant, naming the check or
+// stage that must catch it and the words of its cause.
+func TestTheInstructorsGuideListsEveryMutant(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "instructors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(guide), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		rows[name] = cells
+	}
+	mutants := loadMutants(t, filepath.Join("..", "testdata", "step01", "mutants"))
+	for _, m := range mutants {
+		row, ok := rows[m.name]
+		if !ok {
+			t.Errorf("docs/instructors.md has no row for mutant %s", m.name)
+			continue
+		}
+		delete(rows, m.name)
+		want := "`" + m.wantCheck + "`"
+		if m.wantStage != "" {
+			want = "stage `" + m.wantStage + "`"
+		}
+		if got := strings.TrimSpace(row[2]); got != want {
+			t.Errorf("docs/instructors.md says %s is caught by %s; its mutant wants %s", m.name, got, want)
+		}
+		if !strings.Contains(row[3], m.wantCause) {
+			t.Errorf("docs/instructors.md's row for %s does not show its cause %q", m.name, m.wantCause)
+		}
+	}
+	for name := range rows {
+		t.Errorf("docs/instructors.md names mutant %s, which harness/testdata/step01/mutants does not hold", name)
+	}
+}
