@@ -139,7 +139,9 @@ func (r *run) endOnCrash(ctx context.Context, cancel func()) (stop func()) {
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
 func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time) {
-	snap := ctrlproc.Snapshot{Log: lineTexts(r.ctrl.log.Since(since)), Role: r.role, NothingToReconcile: !acted(res.Evidence)}
+	lines := r.ctrl.log.Since(since)
+	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role,
+		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle)}
 	if p := r.ctrl.current(); p != nil {
 		snap.Exited, snap.ExitText = p.Exited()
 		if !snap.Exited {
@@ -167,6 +169,18 @@ func acted(events []evidence.Event) bool {
 	for _, e := range events {
 		if e.Source == evidence.Harness && e.Kind == evidence.Action {
 			return true
+		}
+	}
+	return false
+}
+
+// justStarted says whether the controller process was started (a check
+// that restarts it) less than settle before now: its metrics count from
+// zero, so no reconcile yet is no sign of a reconciler left unregistered.
+func justStarted(lines []ctrlproc.Line, now time.Time, settle time.Duration) bool {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i].Text, "--- controller started") {
+			return now.Sub(lines[i].At) < settle
 		}
 	}
 	return false

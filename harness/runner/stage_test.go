@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/step"
 )
@@ -102,5 +103,26 @@ func TestASelectionSaysItSkipsTheUnitTests(t *testing.T) {
 	}
 	if len(r.rep.Stages) != 0 {
 		t.Errorf("a stage that did not run is in the report: %+v", r.rep.Stages)
+	}
+}
+
+// TestAJustStartedControllerIsNotCalledUnregistered: a check that fails
+// moments after it restarted the controller must not blame a reconciler
+// that has had no time to run (its metrics count from zero).
+func TestAJustStartedControllerIsNotCalledUnregistered(t *testing.T) {
+	now := time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC)
+	lines := []ctrlproc.Line{
+		{At: now.Add(-10 * time.Second), Text: "--- controller started (pid 1) ---"},
+		{At: now.Add(-2 * time.Second), Text: "--- controller exited: killed by signal 9 (killed) ---"},
+		{At: now.Add(-400 * time.Millisecond), Text: "--- controller started (pid 2) ---"},
+	}
+	if !justStarted(lines, now, 2500*time.Millisecond) {
+		t.Error("a controller started 0.4 s ago was not seen as just started")
+	}
+	if justStarted(lines[:2], now, 2500*time.Millisecond) {
+		t.Error("a controller started 10 s ago was seen as just started")
+	}
+	if justStarted(nil, now, 2500*time.Millisecond) {
+		t.Error("a window without a start was seen as just started")
 	}
 }
