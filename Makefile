@@ -61,7 +61,7 @@ lint-workflows: ## Lint .github/workflows with the pinned actionlint.
 	go tool actionlint .github/workflows/*.yml
 
 .PHONY: hint
-hint: $(GW10) ## Print the longer hint of a check: make hint ID=self-heal
+hint: $(GW10) ## Print the longer hint of a check or what a contract clause requires: make hint ID=self-heal, make hint ID=S-MISSING
 	@$(GW10) hint $(ID)
 
 .PHONY: diff

@@ -156,6 +156,9 @@ func failureText(c CheckResult) string {
 	if c.Doc != "" {
 		fmt.Fprintf(&b, "docs:  %s   (more: make hint ID=%s)\n", c.Doc, c.ID)
 	}
+	if len(c.Clauses) > 0 {
+		fmt.Fprintf(&b, "contract: %s   (docs/contract.md; make hint ID=<clause>)\n", strings.Join(c.Clauses, ", "))
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -326,7 +329,11 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, c := range r.Checks {
 		mark := map[Status]string{Pass: "✅ pass", Fail: "❌ fail", Skip: "⏭ skip"}[c.Status]
-		fmt.Fprintf(w, "| `%s` | %s | %d/%d | %s | %s |\n", c.ID, mark, c.Earned, c.Points, c.Duration, c.SeedRef)
+		proves := c.SeedRef
+		if len(c.Clauses) > 0 {
+			proves += " (" + strings.Join(c.Clauses, ", ") + ")"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %d/%d | %s | %s |\n", c.ID, mark, c.Earned, c.Points, c.Duration, proves)
 	}
 	for _, c := range r.Checks {
 		if c.Status == Fail {

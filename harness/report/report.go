@@ -57,6 +57,7 @@ type CheckResult struct {
 	ID       string   `json:"id"`
 	Title    string   `json:"title"`
 	SeedRef  string   `json:"seedRef"`
+	Clauses  []string `json:"clauses,omitempty"` // the contract clauses it proves (docs/contract.md)
 	Points   int      `json:"points"`
 	Earned   int      `json:"earned"`
 	Status   Status   `json:"status"`

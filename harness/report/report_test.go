@@ -19,7 +19,7 @@ func sample() *Report {
 		Stages: []Stage{{Name: "build", Status: Pass, Duration: 4.2}, {Name: "generate", Status: Pass, Duration: 2.1}},
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD …", SeedRef: "Acceptance 1", Points: 10, Earned: 10, Status: Pass, Duration: 2},
-			{ID: "self-heal", Title: "self-heals", SeedRef: "Acceptance 2", Points: 15, Status: Fail, Duration: 2.5,
+			{ID: "self-heal", Title: "self-heals", SeedRef: "Acceptance 2", Clauses: []string{"S-ACKED", "Q-FANOUT"}, Points: 15, Status: Fail, Duration: 2.5,
 				Message: "expected: Accepted=True\nobserved: no conditions", Causes: []string{"the controller never reconciled anything"},
 				Hint: "watch Services", Doc: "docs/step07.md#check-self-heal", Logs: []string{"line 1", "line <2> & \"3\""}},
 			{ID: "quiescent", Title: "quiet", Points: 10, Status: Skip, Message: "not run: interrupted"},

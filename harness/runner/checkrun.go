@@ -20,7 +20,7 @@ import (
 
 // skipped is the result of a check that did not run, and why.
 func (r *run) skipped(chk checks.Check, why string) report.CheckResult {
-	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Points: chk.Points,
+	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points,
 		Doc: r.opts.Step.DocAnchor(chk.ID), Status: report.Skip, Message: why}
 }
 
@@ -59,7 +59,7 @@ func (r *run) runAllChecks(ctx context.Context) {
 // as a Deployment would if it had exited), the check under its timeout, and
 // the diagnosis when it fails.
 func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check) report.CheckResult {
-	res := report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Points: chk.Points, Doc: r.opts.Step.DocAnchor(chk.ID)}
+	res := report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points, Doc: r.opts.Step.DocAnchor(chk.ID)}
 	start := time.Now()
 	var restarted string
 	if exited, how := r.ctrl.current().Exited(); exited {

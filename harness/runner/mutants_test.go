@@ -151,7 +151,7 @@ func writeKillTable() {
 	}
 	sort.Strings(killTable.rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-8s %-34s %-9s %6s %-20s %s\n", "step", "mutant or variant", "result", "time", "check", "cause seen")
+	fmt.Fprintf(&b, "%-8s %-34s %-9s %6s %-20s %-28s %s\n", "step", "mutant or variant", "result", "time", "check", "its clauses", "cause seen")
 	for _, r := range killTable.rows {
 		b.WriteString(r + "\n")
 	}
@@ -174,8 +174,12 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 				}
 				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
 				took := rep.Duration
+				clauses := "-" // a stage proves no clause of the contract
+				if c, ok := checks.Find(st.Checks, m.wantCheck); ok && len(c.Clauses) > 0 {
+					clauses = strings.Join(c.Clauses, ",")
+				}
 				row := func(result, text string) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, m.name, result, seconds(took), m.wantCheck+m.wantStage, firstLineOf(text, m.wantCause)))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, m.name, result, seconds(took), m.wantCheck+m.wantStage, clauses, firstLineOf(text, m.wantCause)))
 				}
 				if rep.Summary.OK {
 					row("SURVIVED", "")
@@ -223,10 +227,10 @@ func TestEveryVariantPasses(t *testing.T) {
 				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts())
 				took := seconds(rep.Duration)
 				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, v.name, "FAILED", took, "(variant)", v.about))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, v.name, "FAILED", took, "(variant)", "-", v.about))
 					t.Fatalf("variant %s (%s) does not pass every check:\n%s", v.name, v.about, out)
 				}
-				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %s", st.Name, v.name, "passes", took, "(variant)", v.about))
+				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, v.name, "passes", took, "(variant)", "-", v.about))
 			})
 		}
 	}
@@ -281,7 +285,9 @@ func TestTheInstructorsGuideListsEveryMutant(t *testing.T) {
 		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
 		rows[name] = cells
 	}
-	mutants := loadMutants(t, filepath.Join("..", "testdata", "step01", "mutants"))
+	// docs/instructors.md is the default step's guide (the course's first).
+	st := steps.Default()
+	mutants := loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants"))
 	for _, m := range mutants {
 		row, ok := rows[m.name]
 		if !ok {
@@ -301,6 +307,6 @@ func TestTheInstructorsGuideListsEveryMutant(t *testing.T) {
 		}
 	}
 	for name := range rows {
-		t.Errorf("docs/instructors.md names mutant %s, which harness/testdata/step01/mutants does not hold", name)
+		t.Errorf("docs/instructors.md names mutant %s, which harness/testdata/%s/mutants does not hold", name, st.Name)
 	}
 }

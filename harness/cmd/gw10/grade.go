@@ -96,7 +96,7 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Rep
 		rep := &report.Report{Step: f.step, Cluster: f.cluster}
 		for _, c := range stepChecks(f) {
 			rep.Checks = append(rep.Checks, report.CheckResult{
-				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Points: c.Points, Status: report.Skip,
+				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Clauses: c.Clauses, Points: c.Points, Status: report.Skip,
 				Message: "not run: the submission is not gradable",
 			})
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
-// Condition vocabulary of the status contract (design.md).
+// Condition vocabulary of the status contract (docs/contract.md).
 const (
 	accepted   = "Accepted"
 	programmed = "Programmed"
@@ -41,6 +41,7 @@ var crdSchemaCheck = checks.Check{
 	Title:   "the CRD is the card's: status subresource, condition columns, and a schema that rejects invalid specs naming the field",
 	SeedRef: "Acceptance 1: a working CRD",
 	Points:  10,
+	Clauses: []string{ClauseSchema},
 	Hint:    "keep +kubebuilder:subresource:status and the printcolumn markers, and add validation markers (+kubebuilder:validation:...) to the EdgeRouteSpec fields",
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
@@ -132,6 +133,7 @@ var missingServiceCheck = checks.Check{
 	Title:   "an EdgeRoute to a missing Service is Accepted=False/ServiceNotFound, not programmed, and costs nothing while it waits",
 	SeedRef: "Task 2: apply an EdgeRoute pointing at a missing Service",
 	Points:  10,
+	Clauses: []string{ClauseMissing, ClauseObsGen, ClauseSubres, ClauseNoPoll, ClauseRBAC},
 	Hint:    "observe the target Service in Reconcile; report Accepted=False reason ServiceNotFound, keep the route out of the data plane, and return without a requeue",
 	LongHint: `Reconcile must look at the world, not only at the EdgeRoute: read the Service named in
 spec.service in the EdgeRoute's namespace. NotFound is an answer, not an error: the route
@@ -195,6 +197,7 @@ var selfHealCheck = checks.Check{
 	Title:   "creating the Service flips the route to Accepted=True/Programmed=True with no change to it",
 	SeedRef: "Acceptance 2: fixing the underlying Service flips status with no change to the CR",
 	Points:  15,
+	Clauses: []string{ClauseAcked, ClauseFanout},
 	Hint:    "watch Services and map each to the EdgeRoutes that name it (a field index on spec.service); Owns() never fires for it, and polling is not a watch",
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
@@ -251,6 +254,7 @@ var serviceRemovedCheck = checks.Check{
 	Title:   "deleting the Service turns the route back to ServiceNotFound, not Programmed, and withdraws it",
 	SeedRef: "Acceptance 1: status conditions stay accurate",
 	Points:  10,
+	Clauses: []string{ClauseMissing, ClauseFanout},
 	Hint:    "a Service deletion must reach Reconcile (the Service watch), which then withdraws the route and sets Programmed to False too",
 	LongHint: `Level-triggered means the status is derived from the world on every pass. When the
 Service disappears, the Service watch must trigger a reconcile (if nothing follows the
@@ -274,6 +278,7 @@ var specUpdateCheck = checks.Check{
 	Title:   "a spec change reaches the proxy and every condition reports the new generation",
 	SeedRef: "Acceptance 1: status reports accurate conditions",
 	Points:  10,
+	Clauses: []string{ClauseCurrent, ClauseObsGen},
 	Hint:    "stamp every condition with observedGeneration = metadata.generation and push the current spec",
 	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
 metadata.generation increases; your conditions must carry the new value once the new
@@ -314,6 +319,7 @@ var pushFailureCheck = checks.Check{
 	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK, never True, retried with backoff until the proxy ACKs",
 	SeedRef: "Discussion: report status after the push (xDS ACK/NACK)",
 	Points:  15,
+	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff},
 	Hint:    "set Programmed only from the push's result: False/PushFailed with the error as message, True only after an ACK; return the error to retry with backoff",
 	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
 first, then set Programmed from the answer: on a NACK, Programmed=False with reason
@@ -411,6 +417,7 @@ var quiescentCheck = checks.Check{
 	Title:   "a converged controller writes no status and runs no reconcile",
 	SeedRef: "Discussion: Reconcile must be idempotent",
 	Points:  10,
+	Clauses: []string{ClauseQuiet, ClauseNoChurn, ClauseNoPoll},
 	Hint:    "write status only when it changed (keep LastTransitionTime unless the status flips) and do not poll with RequeueAfter",
 	LongHint: `Once the world matches the spec, a pass must change nothing: compute the conditions,
 compare with what is stored (equality.Semantic.DeepEqual) and skip the write when they
@@ -461,6 +468,7 @@ var routeDeletedCheck = checks.Check{
 	Title:   "deleting the EdgeRoute withdraws its route from the proxy, and the deletion completes",
 	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
 	Points:  10,
+	Clauses: []string{ClauseDeleted},
 	Hint:    "when the EdgeRoute is NotFound, withdraw its route from the data plane instead of returning early (with a finalizer: withdraw, then remove the finalizer)",
 	LongHint: `A deleted EdgeRoute reaches Reconcile as a NotFound. Ignoring it leaves its route in the
 proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
@@ -501,6 +509,7 @@ var restartReconvergeCheck = checks.Check{
 	Title:   "a restarted controller reconverges every EdgeRoute from scratch",
 	SeedRef: "Acceptance 3: controller restart reconverges from scratch (task 3)",
 	Points:  10,
+	Clauses: []string{ClauseRestart, ClauseAcked},
 	Hint:    "derive everything from the world on every pass: push even when the status already says Programmed",
 	LongHint: `After a restart the controller gets an Added event for every EdgeRoute and must bring
 each to the right state from what it observes now, not from what its status claims. The

@@ -29,6 +29,7 @@ var sequencesCheck = checks.Check{
 	Title:   "after every change of a generated sequence, status, proxy and spec agree, and a converged controller is quiet",
 	SeedRef: "Acceptance 1-3: accurate status after any sequence of changes (level-triggered)",
 	Points:  10,
+	Clauses: []string{ClauseMissing, ClauseAcked, ClauseNacked, ClauseDeleted, ClauseObsGen, ClauseCurrent, ClauseNoFlap, ClauseQuiet},
 	Hint:    "derive every pass from the world as it is now (no memory of earlier passes): push the current spec, withdraw only what must go, retry refusals with backoff",
 	LongHint: `Level-triggered means the outcome depends on the world, never on the path that led to
 it. The check drives a seeded pseudo-random sequence of changes over three routes and

@@ -1,7 +1,7 @@
 // Package step01 is step 01 of the workbook: a CRD and a level-triggered
-// reconcile loop (the card: shared/seeds/000_72a22de02e57c23a.txt in the
-// course's steering repository). It holds the step's descriptor and its
-// checks; the checks' machinery is package checks.
+// reconcile loop (the card: docs/card.md; the status contract its checks
+// prove: docs/contract.md). It holds the step's descriptor and its checks;
+// the checks' machinery is package checks.
 package step01
 
 import (
