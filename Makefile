@@ -13,6 +13,18 @@ SUBMISSION ?=
 SUBMISSION_REF ?= HEAD
 UPSTREAM_REF ?= HEAD
 GRADE_OUT ?= reports
+# The inputs a grade takes from whoever starts it (a bot may forward a
+# learner's branch name) reach the shell as quoted environment variables,
+# never spliced into a command line.
+# $(value) keeps make from expanding them too: a value such as
+# '$(shell ...)' stays text.
+override STEP := $(value STEP)
+override CLUSTER := $(value CLUSTER)
+override SUBMISSION := $(value SUBMISSION)
+override SUBMISSION_REF := $(value SUBMISSION_REF)
+override UPSTREAM_REF := $(value UPSTREAM_REF)
+override GRADE_OUT := $(value GRADE_OUT)
+export STEP CLUSTER SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -52,9 +64,9 @@ watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept 
 	@$(GW10) watch --step $(STEP) $(CHECK_FLAGS)
 
 .PHONY: grade
-grade: $(GW10) ## Grade SUBMISSION=<path|URL> [SUBMISSION_REF=] with this checkout's harness (none: feedback on step01/); reports/.
-	@$(GW10) grade --step $(STEP) --cluster $(CLUSTER) --submission "$(SUBMISSION)" --submission-ref "$(SUBMISSION_REF)" \
-	  --upstream-ref "$(UPSTREAM_REF)" --out $(GRADE_OUT) $(CHECK_FLAGS)
+grade: $(GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
+	@$(GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
+	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $(CHECK_FLAGS)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint .github/workflows with the pinned actionlint.

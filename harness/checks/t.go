@@ -37,8 +37,11 @@ type Env struct {
 	StepDir    string // the step module, for its samples
 	Namespace  string // created for this check, removed after it
 	Timeouts   Timeouts
-	// Seed drives the checks that generate sequences; 0 picks one.
-	Seed int64
+	// Seeds drive the checks that generate sequences: one segment per seed,
+	// in order. Fixed are the step's fixed seeds among them (the others are
+	// fresh: drawn for this run, printed with a replay command on failure).
+	Seeds []int64
+	Fixed []int64
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the

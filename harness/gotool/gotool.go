@@ -20,10 +20,12 @@ func Path(ctx context.Context, root, name string) (string, error) {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "go", "tool", "-n", name)
-	cmd.Dir = root
-	// The tool directive lives in the workbook's workspace, whatever the
-	// caller's own environment says about workspaces.
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "GOFLAGS=")
+	// The tool directive lives in harness/go.mod, and the tool is built from
+	// that module alone: never through a workspace, which holds the step's
+	// module — in a grade, the submission's, whose go.mod must not be able to
+	// replace a tool's code.
+	cmd.Dir = filepath.Join(root, "harness")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

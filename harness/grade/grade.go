@@ -33,6 +33,9 @@ type Options struct {
 	SubmissionRef string
 	// Step is the directory taken from the submission, e.g. "step01".
 	Step string
+	// Leave are upstream directories the grading tree does not hold (the
+	// reference solutions: learner code must find none to import or copy).
+	Leave []string
 }
 
 // Tree is an assembled grading tree. Remove it when done.
@@ -40,7 +43,10 @@ type Tree struct {
 	// Dir is the workbook root to run the harness in; StepDir the step in it.
 	Dir, StepDir string
 	Grading      report.Grading
-	work         string
+	// Allowed are the modules the step's code may import from: its own and
+	// the upstream go.mod's requirements (see ForeignImports).
+	Allowed []string
+	work    string
 }
 
 // Remove deletes the tree and everything fetched for it.
@@ -78,14 +84,28 @@ func Assemble(ctx context.Context, opts Options) (*Tree, error) {
 		_ = t.Remove()
 		return nil, err
 	}
+	if t.Grading.Gradable {
+		if err := t.checkModule(ctx, root, step); err != nil {
+			_ = t.Remove()
+			return nil, err
+		}
+	}
 	sort.Strings(t.Grading.Ignored)
 	return t, nil
 }
 
 func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) error {
 	up := t.Grading.Upstream
-	// The upstream, all but the step.
-	if _, err := extract(ctx, root, up.Commit, t.Dir, func(name string) bool { return !under(name, step) }); err != nil {
+	// The upstream, all but the step (and what opts leaves out).
+	keep := func(name string) bool {
+		for _, dir := range opts.Leave {
+			if under(name, dir) {
+				return false
+			}
+		}
+		return !under(name, step)
+	}
+	if _, err := extract(ctx, root, up.Commit, t.Dir, keep); err != nil {
 		return fmt.Errorf("extracting the upstream at %s: %w", short(up.Commit), err)
 	}
 	if opts.Submission == "" {
@@ -154,6 +174,34 @@ func refuse(files map[string]entry, step string) string {
 	}
 	return ""
 }
+
+// checkModule refuses a step whose go.mod is not the upstream's in what
+// decides which code builds (module, replace, toolchain, requirements).
+func (t *Tree) checkModule(ctx context.Context, root, step string) error {
+	upMod, err := git(ctx, root, "show", t.Grading.Upstream.Commit+":"+step+"/go.mod")
+	if err != nil {
+		return fmt.Errorf("reading the upstream's %s/go.mod: %w", step, err)
+	}
+	subMod, err := os.ReadFile(filepath.Join(t.StepDir, "go.mod"))
+	if err != nil {
+		return fmt.Errorf("reading the submission's %s/go.mod: %w", step, err)
+	}
+	problems, err := moduleProblems([]byte(upMod), subMod, step)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		t.notGradable(fmt.Sprintf("%s/go.mod changes what builds the grade; it must keep the workbook's module path and requirements, with no replace, toolchain or godebug lines:\n  - %s",
+			step, strings.Join(problems, "\n  - ")))
+		return nil
+	}
+	t.Allowed, err = AllowedModules([]byte(upMod))
+	return err
+}
+
+// Refuse marks the tree not gradable, with why (e.g. foreign imports found
+// after assembly).
+func (t *Tree) Refuse(reason string) { t.notGradable(reason) }
 
 func (t *Tree) notGradable(reason string) {
 	t.Grading.Gradable = false

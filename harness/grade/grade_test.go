@@ -212,6 +212,22 @@ func TestNotGradable(t *testing.T) {
 			}
 			run(t, dir, "git", "add", "step07/checks")
 		}, "step07/checks"},
+		{"a replace in go.mod (another module's code built as the learner's)", func(t *testing.T, dir string) {
+			write(t, dir, "step07/go.mod", "module example.com/step07\n\nreplace example.com/solution => ../solutions/step07\n")
+			run(t, dir, "git", "add", "step07/go.mod")
+		}, "step07/go.mod:3: replace example.com/solution => ../solutions/step07"},
+		{"a renamed module", func(t *testing.T, dir string) {
+			write(t, dir, "step07/go.mod", "module example.com/solutions/step07/x\n")
+			run(t, dir, "git", "add", "step07/go.mod")
+		}, "module example.com/solutions/step07/x: the step's module is example.com/step07"},
+		{"a toolchain line", func(t *testing.T, dir string) {
+			write(t, dir, "step07/go.mod", "module example.com/step07\n\ntoolchain go1.99.0\n")
+			run(t, dir, "git", "add", "step07/go.mod")
+		}, "toolchain go1.99.0"},
+		{"a requirement the workbook does not have", func(t *testing.T, dir string) {
+			write(t, dir, "step07/go.mod", "module example.com/step07\n\nrequire example.com/grader-bypass v1.0.0\n")
+			run(t, dir, "git", "add", "step07/go.mod")
+		}, "require example.com/grader-bypass v1.0.0: not a module the workbook uses"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -312,5 +328,78 @@ func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
 	}
 	if st := run(t, sub, "git", "status", "--porcelain"); st != "" {
 		t.Errorf("grading changed the submission's working tree:\n%s", st)
+	}
+}
+
+// TestTheGradingTreeHoldsNoSolutions: the reference solution is left out, so
+// learner code finds none to import, build or copy.
+func TestTheGradingTreeHoldsNoSolutions(t *testing.T) {
+	upstream := newUpstream(t)
+	write(t, upstream, "solutions/step07/controller.go", "package step07\n\n// the answer\n")
+	run(t, upstream, "git", "add", "-A")
+	run(t, upstream, "git", "commit", "-qm", "the solution")
+	fork := filepath.Join(t.TempDir(), "fork")
+	run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
+	tree := assemble(t, Options{Root: upstream, Submission: fork, Leave: []string{"solutions/step07"}})
+	if _, err := os.Stat(filepath.Join(tree.Dir, "solutions", "step07")); !os.IsNotExist(err) {
+		t.Errorf("the grading tree holds solutions/step07 (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(tree.Dir, "harness", "grade", "grade.go")); err != nil {
+		t.Errorf("the grading tree lost the harness: %v", err)
+	}
+}
+
+func TestModuleProblems(t *testing.T) {
+	up := "module example.com/step07\n\ngo 1.26.0\n\ngodebug default=go1.26\n\nrequire (\n\tk8s.io/api v0.37.2\n\tgithub.com/x/y/v2 v2.1.0 // indirect\n)\n"
+	for _, c := range []struct{ name, sub, want string }{
+		{"the upstream's own", up, ""},
+		{"a newer patch of a required module", strings.Replace(up, "v0.37.2", "v0.37.3", 1), ""},
+		{"fewer requirements", "module example.com/step07\n\ngo 1.26.0\n", ""},
+		{"another major", strings.Replace(up, "k8s.io/api v0.37.2", "k8s.io/api v1.0.0", 1), "another major version"},
+		{"a newer go line", strings.Replace(up, "go 1.26.0", "go 1.99.0", 1), "go 1.99.0: newer"},
+		{"a godebug change", strings.Replace(up, "default=go1.26", "default=go1.20", 1), "godebug default=go1.20"},
+		{"an exclude", up + "\nexclude k8s.io/api v0.37.1\n", "exclude k8s.io/api"},
+		{"a tool", up + "\ntool example.com/evil\n", "tool example.com/evil"},
+		{"does not parse", "module", "does not parse"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := moduleProblems([]byte(up), []byte(c.sub), "step07")
+			if err != nil {
+				t.Fatal(err)
+			}
+			joined := strings.Join(got, "\n")
+			if c.want == "" && len(got) > 0 || c.want != "" && !strings.Contains(joined, c.want) {
+				t.Errorf("problems %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestForeignImportsNamesAnotherModuleOfTheWorkspace: in a workspace, the
+// step could import another module's packages (the harness) without a
+// requirement; the gate names them.
+func TestForeignImportsNamesAnotherModuleOfTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "go.work", "go 1.26.0\n\nuse (\n\t./step\n\t./other\n)\n")
+	write(t, dir, "other/go.mod", "module example.com/other\n\ngo 1.26.0\n")
+	write(t, dir, "other/answers/answers.go", "package answers\n\nconst X = 1\n")
+	write(t, dir, "step/go.mod", "module example.com/step\n\ngo 1.26.0\n")
+	write(t, dir, "step/main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/step/inner\"\n)\n\nfunc main() { fmt.Println(inner.Y) }\n")
+	write(t, dir, "step/inner/inner.go", "package inner\n\nconst Y = 2\n")
+	write(t, dir, "step/main_test.go", "package main\n\nimport (\n\t\"testing\"\n\n\t\"example.com/other/answers\"\n)\n\nfunc TestX(t *testing.T) { _ = answers.X }\n")
+	env := []string{"GOWORK=" + filepath.Join(dir, "go.work"), "GOFLAGS=", "GOPROXY=off"}
+	got, err := ForeignImports(context.Background(), filepath.Join(dir, "step"), env, []string{"example.com/step"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "example.com/other/answers (module example.com/other)") {
+		t.Errorf("foreign imports %q, want example.com/other/answers only", got)
+	}
+	got, err = ForeignImports(context.Background(), filepath.Join(dir, "step"), env, []string{"example.com/step", "example.com/other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("with the other module allowed, foreign imports %q", got)
 	}
 }

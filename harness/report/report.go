@@ -66,7 +66,10 @@ type CheckResult struct {
 	Causes   []string `json:"causes,omitempty"`  // what the harness diagnosed: panic, exit, RBAC, hang
 	Hint     string   `json:"hint,omitempty"`
 	Doc      string   `json:"doc,omitempty"`
-	Logs     []string `json:"logs,omitempty"` // the controller's log lines about the check, else its last lines
+	// Notes are what a check says of a run whatever its verdict (the
+	// sequences' seeds and what they covered).
+	Notes []string `json:"notes,omitempty"`
+	Logs  []string `json:"logs,omitempty"` // the controller's log lines about the check, else its last lines
 	// LogsAboutCheck says Logs are the lines about the check's objects in
 	// its time window; false: the run's last lines at the time it failed.
 	LogsAboutCheck bool `json:"-"`

@@ -87,6 +87,11 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		fmt.Fprintf(w, "\nAlso failing, one line each (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
+	for _, c := range r.Checks {
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "%s: %s\n", c.ID, n)
+		}
+	}
 	for _, l := range r.gradingLines(func(s string) string { return s }) {
 		fmt.Fprintln(w, l)
 	}

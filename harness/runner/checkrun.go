@@ -87,11 +87,12 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 
 	t := checks.NewT(chk.ID, checks.Env{
 		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
-		Namespace: ns, Timeouts: r.opts.Timeouts, Seed: r.opts.Seed,
+		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
 	})
 	out := checks.Execute(checkCtx, chk, t)
 	res.Duration = report.Since(start)
 	res.Evidence = out.Evidence
+	res.Notes = out.Notes
 	switch {
 	case ctx.Err() != nil:
 		res.Status, res.Message = report.Skip, "not run to the end: interrupted"

@@ -42,8 +42,12 @@ type Options struct {
 	// Checks are the checks to run; empty: all of the step's.
 	Checks   []checks.Check
 	Timeouts checks.Timeouts
-	// Seed drives the generated sequences; 0 picks one per run.
-	Seed int64
+	// Seeds replay exactly these generated sequences' seeds (--seed); empty:
+	// the step's fixed seeds, plus one fresh seed unless FixedSeeds.
+	Seeds []int64
+	// FixedSeeds runs the step's fixed seeds only: a grade (and make test)
+	// gets the same sequences every run.
+	FixedSeeds bool
 	// Backend is a started cluster to use and leave running; nil starts an
 	// envtest control plane for this run and stops it at the end.
 	Backend cluster.Backend
@@ -61,6 +65,27 @@ type Options struct {
 	// (default 10 s: a cold first build is never silent for long).
 	StageTick time.Duration
 }
+
+// sequenceSeeds are the seeds a check's generated sequences run: the ones
+// to replay; else the step's fixed seeds, then one fresh seed unless the run
+// keeps to the fixed ones (a step with none always gets a fresh one).
+func (o Options) sequenceSeeds(fresh func() int64) []int64 {
+	if len(o.Seeds) > 0 {
+		return o.Seeds
+	}
+	seeds := slices.Clone(o.Step.Seeds)
+	if !o.FixedSeeds || len(seeds) == 0 {
+		s := fresh()
+		for slices.Contains(seeds, s) {
+			s++
+		}
+		seeds = append(seeds, s)
+	}
+	return seeds
+}
+
+// freshSeed draws a seed for this run (small: it is printed to be typed).
+func freshSeed() int64 { return time.Now().UnixNano()%1_000_000 + 1 }
 
 // partial says the checks are a selection, not the step's whole list.
 func (o Options) partial() bool { return len(o.Checks) < len(o.Step.Checks) }

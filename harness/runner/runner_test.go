@@ -138,9 +138,6 @@ func workspaceFor(t *testing.T, dir string) []string {
 	return steptest.Workspace(t, root, dir)
 }
 
-// testSeed makes the generated sequences of the tests the same every run.
-const testSeed = 20261202
-
 func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
 	t.Helper()
 	selected, err := checks.Select(st.Checks, ids)
@@ -149,7 +146,7 @@ func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, tim
 	}
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), Options{
-		Root: root, Step: st, StepDir: stepDir, Label: name, Checks: selected, Seed: testSeed,
+		Root: root, Step: st, StepDir: stepDir, Label: name, Checks: selected, FixedSeeds: true, // the grade's sequences
 		Backend: planes.acquire(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
 	})
 	if err != nil {
@@ -370,7 +367,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	before := clusterInventory(t, backend)
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
-		Root: root, Step: st, StepDir: step, Label: st.SolutionDir, Seed: testSeed,
+		Root: root, Step: st, StepDir: step, Label: st.SolutionDir, FixedSeeds: true,
 		GoEnv: workspaceFor(t, step), Out: &out, Timeouts: passingTimeouts(),
 		NewBackend: func(context.Context, string, io.Writer) (cluster.Backend, error) { return backend, nil },
 	})

@@ -29,6 +29,10 @@ type Step struct {
 	// Contract is the step's status contract, clause by clause, as
 	// docs/contract.md states it; every check names the clauses it proves.
 	Contract []Clause
+	// Seeds are the fixed seeds of the step's generated sequences: a grade
+	// runs exactly these (the same code gets the same results, run after
+	// run); make check runs them plus one fresh seed.
+	Seeds []int64
 	// Cleanup are the namespaced kinds a check may create that the runner
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).

@@ -127,7 +127,7 @@ func realRun(t *testing.T) *report.Report {
 	}
 	var out bytes.Buffer
 	rep, err := runner.Run(context.Background(), runner.Options{
-		Root: root, Step: st, StepDir: stepDir, Label: st.Dir, Checks: selected, Seed: 1,
+		Root: root, Step: st, StepDir: stepDir, Label: st.Dir, Checks: selected, Seeds: []int64{1},
 		Out: &out, GoEnv: []string{"GOWORK=" + work},
 	})
 	if err != nil {

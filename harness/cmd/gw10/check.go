@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -22,7 +23,7 @@ type checkFlags struct {
 	root, step, cluster string
 	stepName            string
 	run                 string
-	seed                int64
+	seeds               seedsFlag
 	jsonOut, junit, md  string
 	timeline            string
 	verbose, all        bool
@@ -31,13 +32,40 @@ type checkFlags struct {
 	keep                                bool
 }
 
+// seedsFlag is --seed: one seed or a comma-separated list, in order.
+type seedsFlag []int64
+
+func (s *seedsFlag) String() string {
+	if s == nil {
+		return ""
+	}
+	out := make([]string, len(*s))
+	for i, x := range *s {
+		out[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(out, ",")
+}
+
+func (s *seedsFlag) Set(v string) error {
+	var seeds []int64
+	for _, part := range strings.Split(v, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("a seed is a positive whole number, as a failure prints it: %q", part)
+		}
+		seeds = append(seeds, n)
+	}
+	*s = seeds
+	return nil
+}
+
 func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.root, "root", ".", "the workbook root (where go.work is)")
 	fs.StringVar(&f.step, "step", steps.Default().Dir, "the step module to check, relative to the root: a step or its solution")
 	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.cluster, "cluster", "envtest", "where to run: envtest, kind or existing")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
-	fs.Int64Var(&f.seed, "seed", 0, "the seed of the generated sequences (default: a new one each run, printed on failure)")
+	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated, as a failure prints them (default: the step's fixed seeds and one fresh seed)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to this file")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
@@ -143,7 +171,7 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	}
 	opts := runner.Options{
 		Root: root, Step: st, StepDir: stepDir, Label: filepath.ToSlash(filepath.Clean(f.step)),
-		Checks: selected, Seed: f.seed, Out: os.Stdout, Verbose: f.verbose,
+		Checks: selected, Seeds: f.seeds, Out: os.Stdout, Verbose: f.verbose,
 	}
 	if err := selectBackend(ctx, f, &opts); err != nil {
 		return runner.Options{}, err

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/grade"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // runGrade grades a step in a tree assembled from the upstream at a pinned
@@ -52,6 +54,7 @@ func runGrade(ctx context.Context, args []string) error {
 	tree, err := grade.Assemble(ctx, grade.Options{
 		Root: f.root, UpstreamRef: *upstreamRef, Step: f.step,
 		Submission: *submission, SubmissionRef: *submissionRef,
+		Leave: solutionDirs(),
 	})
 	if err != nil {
 		return fmt.Errorf("assembling the grading tree: %w", err)
@@ -102,7 +105,17 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Rep
 		}
 		return rep, nil
 	}
-	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work")}
+	// cgo off: no C compiler runs on the submission's behalf.
+	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0"}
+	foreign, err := grade.ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed)
+	if err != nil {
+		return nil, err
+	}
+	if len(foreign) > 0 {
+		tree.Refuse(fmt.Sprintf("%s/ imports packages from outside its module and the workbook's requirements:\n  - %s",
+			f.step, strings.Join(foreign, "\n  - ")))
+		return gradeTree(ctx, f, tree)
+	}
 	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
 	if err != nil {
 		return nil, err
@@ -122,5 +135,21 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Rep
 		return nil, err
 	}
 	opts.GoEnv = append(opts.GoEnv, goEnv...)
+	// A grade runs the step's fixed seeds only: the same code gets the same
+	// sequences, and so the same results, every time it is graded.
+	if len(opts.Seeds) > 0 {
+		fmt.Println("note: a grade runs the step's fixed sequence seeds; --seed is for make check")
+	}
+	opts.Seeds, opts.FixedSeeds = nil, true
 	return runner.Run(ctx, opts)
+}
+
+// solutionDirs are the reference solutions, which a grading tree leaves out:
+// learner code there finds none to import, build or copy.
+func solutionDirs() []string {
+	var out []string
+	for _, st := range steps.All() {
+		out = append(out, filepath.ToSlash(st.SolutionDir))
+	}
+	return out
 }

@@ -21,7 +21,7 @@ func runWatch(ctx context.Context, args []string) error {
 	fs.StringVar(&f.step, "step", steps.Default().Dir, "the step module to watch, relative to the root")
 	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
-	fs.Int64Var(&f.seed, "seed", 0, "the seed of the generated sequences (default: a new one each run)")
+	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated (default: the step's fixed seeds and one fresh seed each run)")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
 	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
 	if err := fs.Parse(args); err != nil {

@@ -239,8 +239,13 @@ func (w *world) tick() {
 // seed. Every kind of change appears at least once when n >= len(allOps); an
 // outage and a NACK end within maxOutage steps; the sequence ends with the
 // proxy reachable and no NACK, so its last state is fully programmed.
-func generate(seed int64, n int) []op {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+func generate(seed int64, n int) []op { return generateSegments([]int64{seed}, []int{n}) }
+
+// generateSegments makes one sequence of several segments: the fixed setup,
+// then for each seed in turn about lengths[i] changes drawn from it, each
+// segment starting from the world the previous one left. One seed gives
+// exactly generate's sequence; a list of seeds replays exactly, in order.
+func generateSegments(seeds []int64, lengths []int) []op {
 	w := newWorld()
 	seq := []op{
 		{Kind: opCreateService, Svc: "svc-a"},
@@ -252,6 +257,16 @@ func generate(seed int64, n int) []op {
 	for _, o := range seq {
 		w.apply(o)
 	}
+	for i, seed := range seeds {
+		seq = append(seq, w.segment(seed, lengths[i])...)
+	}
+	return seq
+}
+
+// segment draws about n changes from seed, applying them to w.
+func (w *world) segment(seed int64, n int) []op {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+	var seq []op
 	kinds := slices.Clone(allOps)
 	for len(kinds) < n {
 		kinds = append(kinds, allOps[rng.IntN(len(allOps))])
@@ -281,6 +296,115 @@ func generate(seed int64, n int) []op {
 		seq = append(seq, *o)
 	}
 	return seq
+}
+
+// situations are the moments of the contract a sequence should reach (the
+// contract's "any sequence" clauses are only as good as the sequences that
+// exercise them). covers says which of them seq reaches.
+var situations = []string{
+	"a Service deleted and created again under a route",
+	"two routes on one Service",
+	"a Service deleted under two routes",
+	"a NACK after an ACK",
+	"an edit during a NACK",
+	"a Service deleted during a NACK",
+	"a restart during a proxy outage",
+	"a deletion during a proxy outage",
+	"a deletion while the controller is stopped",
+}
+
+func covers(seq []op) map[string]bool {
+	got := map[string]bool{}
+	w := newWorld()
+	// gone: Services deleted under an existing route, since when the same
+	// controller process has run (a restart forgets what it remembered).
+	gone := map[string]bool{}
+	for _, o := range seq {
+		switch o.Kind {
+		case opDeleteService:
+			for _, r := range w.Routes {
+				if r.Exists && r.Spec.Service == o.Svc {
+					gone[o.Svc] = true
+				}
+			}
+		case opCreateService:
+			if gone[o.Svc] {
+				for _, r := range w.Routes {
+					if r.Exists && r.Spec.Service == o.Svc {
+						got["a Service deleted and created again under a route"] = true
+					}
+				}
+			}
+			delete(gone, o.Svc)
+		case opRestart, opDeleteRouteDown:
+			clear(gone)
+		}
+		sharing := map[string]int{}
+		for _, r := range w.Routes {
+			if r.Exists {
+				sharing[r.Spec.Service]++
+			}
+		}
+		switch o.Kind {
+		case opNACKOn:
+			if r := w.Routes[o.Route]; r.Exists && r.Outcome == acked {
+				got["a NACK after an ACK"] = true
+			}
+		case opEditRoute:
+			if w.NACK[o.Route] {
+				got["an edit during a NACK"] = true
+			}
+		case opDeleteService:
+			for name, r := range w.Routes {
+				if r.Exists && r.Spec.Service == o.Svc && w.NACK[name] {
+					got["a Service deleted during a NACK"] = true
+				}
+			}
+			if sharing[o.Svc] >= 2 {
+				got["a Service deleted under two routes"] = true
+			}
+		case opRestart:
+			if w.Down {
+				got["a restart during a proxy outage"] = true
+			}
+		case opDeleteRoute:
+			if w.Down {
+				got["a deletion during a proxy outage"] = true
+			}
+		case opDeleteRouteDown:
+			got["a deletion while the controller is stopped"] = true
+			if w.Down {
+				got["a deletion during a proxy outage"] = true
+			}
+		}
+		w.apply(o)
+		w.tick()
+		count := map[string]int{}
+		for _, r := range w.Routes {
+			if r.Exists {
+				count[r.Spec.Service]++
+			}
+		}
+		for _, k := range count {
+			if k >= 2 {
+				got["two routes on one Service"] = true
+			}
+		}
+	}
+	return got
+}
+
+// coverage says, in the order of situations, what seq covers and misses.
+func coverage(seq []op) (covered, missed []string) {
+	got := covers(seq)
+	for _, s := range situations {
+		if got[s] {
+			covered = append(covered, s)
+		} else {
+			missed = append(missed, s)
+		}
+	}
+	return covered, missed
 }
 
 // forced is the change an outage that has lasted long enough demands.

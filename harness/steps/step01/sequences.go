@@ -17,6 +17,9 @@ import (
 const (
 	// sequenceLength is the number of generated changes after the setup.
 	sequenceLength = 14
+	// freshLength is the length of every segment after the first (make
+	// check's fresh seed): it explores beyond the fixed sequence.
+	freshLength = 6
 	// sequenceQuiet is how long a converged, healthy world must stay quiet
 	// after a step: no reconcile, no status write.
 	sequenceQuiet = 800 * time.Millisecond
@@ -41,20 +44,53 @@ step it waits for the controller and checks the whole contract: the conditions o
 every route and their observedGeneration, the proxy's table (every push carrying the
 current spec), no withdraw of a route that should have stayed programmed, deletions
 completing, and nothing written or reconciled once everything is converged. A failure
-prints the steps up to the one that failed and the seed; make check
-CHECK_FLAGS="--run sequences --seed N" replays exactly that sequence. Memory kept
+prints the steps up to the one that failed and the seeds; make check
+CHECK_FLAGS="--run sequences --seed A,B" replays exactly that sequence (a grade runs
+the step's fixed seed only; make check adds a short fresh segment). Memory kept
 across passes (what was pushed, what was withdrawn), a withdraw before every push, a
 finalizer never removed and a retry loop without backoff all fail here.`,
 	Run: runSequence,
 }
 
-func runSequence(ctx context.Context, t *checks.T) {
-	seed := t.Seed
-	if seed == 0 {
-		seed = time.Now().UnixNano() % 1_000_000
+// fixedSeeds are the step's grading seeds (the descriptor's Seeds). 139357
+// was chosen with the model: of about 300 000 seeds, the first whose
+// sequence (24 steps, an ordinary length) reaches eight of the nine
+// situations; it kills the visible mutants the sequences check is for (make
+// test proves it). What it covers is in docs/contract.md, kept true by a test.
+func fixedSeeds() []int64 { return []int64{139357} }
+
+// segments turns the run's seeds into the sequence's segments: the first
+// gets the full length, every later one (make check's fresh seed) a short
+// exploring segment. Lengths go by position, so replaying the same seeds
+// is the same sequence.
+func segments(t *checks.T) (seeds []int64, lengths []int) {
+	seeds = t.Seeds
+	if len(seeds) == 0 {
+		seeds = []int64{time.Now().UnixNano()%1_000_000 + 1}
 	}
-	seq := generate(seed, sequenceLength)
-	t.Logf("sequence seed %d: %d steps", seed, len(seq))
+	return seeds, segmentLengths(len(seeds))
+}
+
+func segmentLengths(n int) []int {
+	lengths := make([]int, n)
+	for i := range lengths {
+		lengths[i] = freshLength
+	}
+	if n > 0 {
+		lengths[0] = sequenceLength
+	}
+	return lengths
+}
+
+func runSequence(ctx context.Context, t *checks.T) {
+	seeds, lengths := segments(t)
+	seq := generateSegments(seeds, lengths)
+	covered, missed := coverage(seq)
+	t.Logf("sequence seeds %s: %d steps; covers: %s", seedList(seeds), len(seq), strings.Join(covered, ", "))
+	if len(missed) > 0 {
+		t.Logf("not covered by these seeds: %s", strings.Join(missed, ", "))
+	}
+
 	w := newWorld()
 	defer t.Proxy.SetDown(false)
 	// A step's window runs until the next step begins: a restarted
@@ -67,29 +103,38 @@ func runSequence(ctx context.Context, t *checks.T) {
 		w.tick()
 		start := time.Now()
 		if err := prev.withdraws(t, start); err != nil {
-			failSequence(t, seed, seq, prev.step, err)
+			failSequence(t, seeds, seq, prev.step, err)
 		}
 		doStep(ctx, t, o)
 		if err := t.Converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
 			return contract(ctx, t, w)
 		}); err != nil {
-			failSequence(t, seed, seq, i, err)
+			failSequence(t, seeds, seq, i, err)
 		}
 		if err := quietOnceHealthy(ctx, t, w); err != nil {
-			failSequence(t, seed, seq, i, err)
+			failSequence(t, seeds, seq, i, err)
 		}
 		prev = &stepWindow{step: i, start: start, keep: stayedProgrammed(before, w)}
 	}
 	t.WaitIdle(ctx) // the sequence ends healthy: its last window closes once the controller is idle
 	if err := prev.withdraws(t, time.Now()); err != nil {
-		failSequence(t, seed, seq, prev.step, err)
+		failSequence(t, seeds, seq, prev.step, err)
 	}
 }
 
-// failSequence ends the check with the shortest failing prefix and the seed.
-func failSequence(t *checks.T, seed int64, seq []op, failed int, err error) {
+// seedList is seeds as --seed takes them.
+func seedList(seeds []int64) string {
+	s := make([]string, len(seeds))
+	for i, x := range seeds {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// failSequence ends the check with the shortest failing prefix and the seeds.
+func failSequence(t *checks.T, seeds []int64, seq []op, failed int, err error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the sequence with seed %d broke the contract at step %d of %d:\n", seed, failed+1, len(seq))
+	fmt.Fprintf(&b, "the sequence with seeds %s broke the contract at step %d of %d:\n", seedList(seeds), failed+1, len(seq))
 	for i := 0; i <= failed; i++ {
 		mark := "  "
 		if i == failed {
@@ -97,7 +142,13 @@ func failSequence(t *checks.T, seed int64, seq []op, failed int, err error) {
 		}
 		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, seq[i])
 	}
-	fmt.Fprintf(&b, "%s\nreplay: make check CHECK_FLAGS=\"--run sequences --seed %d\"", err, seed)
+	fresh := ""
+	for _, s := range seeds {
+		if !slices.Contains(t.Fixed, s) {
+			fresh = fmt.Sprintf(" (seed %d was fresh, drawn for this run: the step's fixed seeds are %s)", s, seedList(t.Fixed))
+		}
+	}
+	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"--run sequences --seed %s\"", err, fresh, seedList(seeds))
 	t.Fatalf("%s", b.String())
 }
 

@@ -22,6 +22,7 @@ func Step() step.Step {
 		Chapter:        "docs/step01.md",
 		Checks:         Checks(),
 		Contract:       Contract(),
+		Seeds:          fixedSeeds(),
 		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
 		UnitTests:      "^TestConditionsFor$",
 		UnitPackage:    "./internal/controller",
