@@ -56,6 +56,16 @@ func (r *Report) gradeLabel() string {
 	return "Feedback (not an official grade): "
 }
 
+// stagePassed says whether the named stage ran and passed.
+func (r *Report) stagePassed(name string) bool {
+	for _, st := range r.Stages {
+		if st.Name == name {
+			return st.Status == Pass
+		}
+	}
+	return false
+}
+
 // gradingLines say what was graded, from where, and what was left out; code
 // quotes a name (Markdown: backticks).
 func (r *Report) gradingLines(code func(string) string) []string {
@@ -76,8 +86,12 @@ func (r *Report) gradingLines(code func(string) string) []string {
 			"Your instructor grades your %s with their own checkout (make grade SUBMISSION=<your repository>), as committed and pushed: uncommitted work is not graded.", code(step)))
 	}
 	if len(g.GeneratedDrift) > 0 {
-		lines = append(lines, fmt.Sprintf("Generated files differ from what the markers generate (the grade used the generated ones; "+
-			"run make manifests generate in %s and commit): %s", code(step), list(g.GeneratedDrift, code)))
+		used := "the grade used the generated ones"
+		if !r.stagePassed("generate") {
+			used = "the generate stage did not produce them, so nothing generated was graded"
+		}
+		lines = append(lines, fmt.Sprintf("Generated files differ from what the markers generate (%s; "+
+			"run make manifests generate in %s and commit): %s", used, code(step), list(g.GeneratedDrift, code)))
 	}
 	if len(g.Ignored) > 0 {
 		lines = append(lines, fmt.Sprintf("Ignored, not trusted (changed by the submission outside %s; the upstream's were used): %s", code(step), list(byDirectory(g.Ignored, code), plain)))
@@ -207,9 +221,9 @@ func (r *Report) properties() [][2]string {
 }
 
 // JUnit renders the report as JUnit XML: one testsuite per run with the
-// verdict and provenance as properties, one testcase per check, failed
-// stages as testcases of their own, and a not gradable submission as a
-// failed "grading" testcase.
+// verdict, provenance and stages as properties, one testcase per check (the
+// tests counted are the checks), a failed stage's output in <system-err>,
+// and a not gradable submission as a failed "grading" testcase.
 func (r *Report) JUnit(w io.Writer) error {
 	type property struct {
 		Name  string `xml:"name,attr"`
@@ -241,6 +255,7 @@ func (r *Report) JUnit(w io.Writer) error {
 		Timestamp  string     `xml:"timestamp,attr"`
 		Properties []property `xml:"properties>property"`
 		Cases      []testcase `xml:"testcase"`
+		SystemErr  string     `xml:"system-err,omitempty"`
 	}
 	suite := testsuite{
 		Name:      "gw10." + strings.ReplaceAll(r.Step, "/", "."),
@@ -256,15 +271,19 @@ func (r *Report) JUnit(w io.Writer) error {
 			Failure: &failure{Message: "the submission is not gradable", Type: "grading", Text: r.reason()},
 		})
 	}
+	// Stages are not tests: each is a property (every stage, so a passing one
+	// shows too), and a failed stage's output goes to <system-err>; the
+	// checks it kept from running are skipped testcases that say so.
+	var stageErr []string
 	for _, st := range r.Stages {
-		if st.Status != Fail {
-			continue
+		v := string(st.Status)
+		if st.Status == Fail {
+			v += ": " + firstLine(st.Detail)
+			stageErr = append(stageErr, "stage "+st.Name+" failed:\n"+st.Detail)
 		}
-		suite.Cases = append(suite.Cases, testcase{
-			Name: "stage " + st.Name, Classname: suite.Name + ".stages", Time: fmt.Sprintf("%.3f", float64(st.Duration)),
-			Failure: &failure{Message: "stage " + st.Name + " failed", Type: "stage", Text: st.Detail},
-		})
+		suite.Properties = append(suite.Properties, property{Name: "stage." + st.Name, Value: v})
 	}
+	suite.SystemErr = strings.Join(stageErr, "\n\n")
 	for _, c := range r.Checks {
 		tc := testcase{Name: c.ID, Classname: suite.Name + ".checks", Time: fmt.Sprintf("%.3f", float64(c.Duration))}
 		switch c.Status {

@@ -364,3 +364,42 @@ func TestIgnoredFilesFoldByDirectory(t *testing.T) {
 		t.Errorf("the JSON lost a path:\n%s", js)
 	}
 }
+
+// TestStagesAreNotCountedAsTests: a failed build is not eleven failed
+// tests; every stage shows as a property, passing ones too.
+func TestStagesAreNotCountedAsTests(t *testing.T) {
+	r := &Report{
+		Stages: []Stage{{Name: "build", Status: Fail, Detail: "main.go:3: undefined: meta\nmore"}, {Name: "unit tests", Status: Pass}},
+		Checks: []CheckResult{{ID: "crd-schema", Points: 10, Status: Skip, Message: "not run: stage build failed"}, {ID: "self-heal", Points: 15, Status: Skip}},
+	}
+	r.Finish()
+	var buf bytes.Buffer
+	if err := r.JUnit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Tests      int `xml:"tests,attr"`
+		Failures   int `xml:"failures,attr"`
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Err string `xml:"system-err"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &suite); err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	for _, p := range suite.Properties {
+		props[p.Name] = p.Value
+	}
+	if suite.Tests != 2 || suite.Failures != 0 {
+		t.Errorf("tests %d, failures %d: want the 2 checks, none failed (stages are not tests)", suite.Tests, suite.Failures)
+	}
+	if props["stage.build"] != "fail: main.go:3: undefined: meta" || props["stage.unit tests"] != "pass" {
+		t.Errorf("stage properties: %v", props)
+	}
+	if !strings.Contains(suite.Err, "stage build failed:\nmain.go:3: undefined: meta\nmore") {
+		t.Errorf("system-err: %q", suite.Err)
+	}
+}

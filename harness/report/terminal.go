@@ -141,7 +141,14 @@ func (r *Report) ClosingLine(v View) string {
 	}
 	if r.Grading != nil {
 		line := r.gradeLabel() + r.Headline() + "."
-		if s.Gradable && !s.OK && next != "" {
+		switch {
+		case r.Grading.Official && s.Gradable && !s.OK && first >= 0:
+			// Worded for the instructor: what the submission got wrong
+			// first, not what to do next.
+			line += fmt.Sprintf(" The first failure is %s (above; make hint ID=%s explains it).", r.Checks[first].ID, r.Checks[first].ID)
+		case r.Grading.Official && s.Gradable && !s.OK && first < -1:
+			line += fmt.Sprintf(" The %s stage failed (above), so no check could pass.", r.Stages[-2-first].Name)
+		case s.Gradable && !s.OK && next != "":
 			line += " " + next
 		}
 		return line

@@ -85,7 +85,7 @@ func (r *run) unitStage(ctx context.Context) bool {
 
 // unitTests runs `go test -run <pattern> <package>` in the step module.
 func unitTests(ctx context.Context, opts Options) error {
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
 	cmd.Dir = opts.StepDir
 	cmd.Env = append(os.Environ(), opts.GoEnv...)
 	out, err := cmd.CombinedOutput()
@@ -93,7 +93,34 @@ func unitTests(ctx context.Context, opts Options) error {
 		return fmt.Errorf("go test -run '%s' %s in %s:\n%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
 			relPaths(strings.TrimSpace(string(out)), opts))
 	}
+	if why := ranNoTest(string(out)); why != "" {
+		return fmt.Errorf("go test -run '%s' %s in %s %s: the step's unit tests must run and pass (were they deleted, renamed or skipped?)",
+			opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label, why)
+	}
 	return nil
+}
+
+// ranNoTest says why a passing `go test -v` did not really test: no test
+// matched, or one was skipped; "" when every test ran and passed.
+func ranNoTest(out string) string {
+	var skipped []string
+	passed := false
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "--- SKIP: "):
+			skipped = append(skipped, strings.Fields(strings.TrimPrefix(l, "--- SKIP: "))[0])
+		case strings.HasPrefix(l, "--- PASS: "):
+			passed = true
+		}
+	}
+	switch {
+	case len(skipped) > 0:
+		return "skipped " + strings.Join(skipped, ", ")
+	case !passed:
+		return "ran no test"
+	}
+	return ""
 }
 
 // uniqueLines drops repeated lines (controller-gen reports a marker error once

@@ -126,3 +126,18 @@ func TestAJustStartedControllerIsNotCalledUnregistered(t *testing.T) {
 		t.Error("a window without a start was seen as just started")
 	}
 }
+
+// TestAUnitStageThatRanNoTestSaysSo: a deleted, renamed or skipped unit test
+// leaves go test "ok"; the stage must not.
+func TestAUnitStageThatRanNoTestSaysSo(t *testing.T) {
+	for out, want := range map[string]string{
+		"testing: warning: no tests to run\nPASS\nok  \texample.com/x\t0.01s [no tests to run]\n":    "ran no test",
+		"=== RUN   TestConditionsFor\n--- SKIP: TestConditionsFor (0.00s)\nPASS\n":                   "skipped TestConditionsFor",
+		"=== RUN   TestConditionsFor\n--- PASS: TestConditionsFor (0.00s)\nPASS\n":                   "",
+		"=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n    --- SKIP: TestB/x (0.00s)\n": "skipped TestB/x",
+	} {
+		if got := ranNoTest(out); got != want {
+			t.Errorf("ranNoTest(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
