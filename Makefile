@@ -18,13 +18,17 @@ GRADE_OUT ?= reports
 # never spliced into a command line.
 # $(value) keeps make from expanding them too: a value such as
 # '$(shell ...)' stays text.
+STEP_ORIGIN := $(origin STEP)
 override STEP := $(value STEP)
 override CLUSTER := $(value CLUSTER)
 override SUBMISSION := $(value SUBMISSION)
 override SUBMISSION_REF := $(value SUBMISSION_REF)
 override UPSTREAM_REF := $(value UPSTREAM_REF)
 override GRADE_OUT := $(value GRADE_OUT)
-export STEP CLUSTER SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT
+# CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
+# no globbing either).
+override CHECK_FLAGS := $(value CHECK_FLAGS)
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -57,16 +61,16 @@ assets-path: $(GW10)
 
 .PHONY: check
 check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
-	@$(GW10) check --step $(STEP) --cluster $(CLUSTER) $(CHECK_FLAGS)
+	@set -f; $(GW10) check --step "$$STEP" --cluster "$$CLUSTER" $$CHECK_FLAGS
 
 .PHONY: watch
 watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept up between runs; Ctrl-C stops).
-	@$(GW10) watch --step $(STEP) $(CHECK_FLAGS)
+	@set -f; $(GW10) watch --step "$$STEP" $$CHECK_FLAGS
 
 .PHONY: grade
 grade: $(GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
-	@$(GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
-	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $(CHECK_FLAGS)
+	@set -f; $(GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
+	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $$CHECK_FLAGS
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint .github/workflows with the pinned actionlint.
@@ -143,7 +147,7 @@ test-kind: ## kind end to end: engine, node image, kind-up, the solution, both c
 
 # make bench: the solution by default; ROUTES the numbers of EdgeRoutes to
 # measure; CHECK_REPORT a `gw10 check --json` report to include.
-BENCH_STEP ?= $(if $(filter command line,$(origin STEP)),$(STEP),solutions/step01)
+BENCH_STEP ?= $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),solutions/step01)
 ROUTES ?= 100,1000,5000
 CHECK_REPORT ?=
 
