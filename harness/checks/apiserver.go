@@ -200,3 +200,35 @@ func next(ctx context.Context, w watch.Interface) (watch.Event, bool) {
 		return ev, ok
 	}
 }
+
+// HalfWritten lists the versions of EdgeRoute name, seen since since, whose
+// conditions disagree on observedGeneration: a status written a condition at
+// a time (two writes in one pass), caught between its writes. A whole status
+// describes one generation, so every condition of a write carries it.
+func (t *T) HalfWritten(name string, since time.Time) []string {
+	t.api.mu.Lock()
+	defer t.api.mu.Unlock()
+	return halfWritten(t.api.versions, name, since)
+}
+
+func halfWritten(versions []seenVersion, name string, since time.Time) []string {
+	var out []string
+	for _, v := range versions {
+		if v.name != name || v.at.Before(since) || len(v.conds) < 2 {
+			continue
+		}
+		var parts []string
+		agree := true
+		for _, c := range v.conds {
+			parts = append(parts, fmt.Sprintf("%s=%s observedGeneration=%d", c.Type, c.Status, c.ObservedGeneration))
+			if c.ObservedGeneration != v.conds[0].ObservedGeneration {
+				agree = false
+			}
+		}
+		if !agree {
+			out = append(out, fmt.Sprintf("%s (resourceVersion %s, generation %d): %s",
+				v.at.Format("15:04:05.000"), v.rv, v.generation, strings.Join(parts, ", ")))
+		}
+	}
+	return out
+}

@@ -327,3 +327,7 @@ func (r *Route) FirstTrue(typ string) (time.Time, []condition, bool) {
 	v, ok := r.t.firstVersion(r.Name, isTrue(typ))
 	return v.at, v.conds, ok
 }
+
+// HalfWritten lists the route's versions since since whose conditions
+// describe two generations at once (see T.HalfWritten).
+func (r *Route) HalfWritten(since time.Time) []string { return r.t.HalfWritten(r.Name, since) }

@@ -278,7 +278,7 @@ var specUpdateCheck = checks.Check{
 	Title:   "a spec change reaches the proxy and every condition reports the new generation",
 	SeedRef: "Acceptance 1: status reports accurate conditions",
 	Points:  10,
-	Clauses: []string{ClauseCurrent, ClauseObsGen},
+	Clauses: []string{ClauseCurrent, ClauseObsGen, ClauseOneWrite},
 	Hint:    "stamp every condition with observedGeneration = metadata.generation and push the current spec",
 	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
 metadata.generation increases; your conditions must carry the new value once the new
@@ -289,6 +289,7 @@ information. The push must carry the new port.`,
 		r := t.NewRoute(ctx, "update", "update-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 
+		edited := time.Now()
 		newGen := r.Edit(ctx, "spec.port 8080 -> 9090", func(spec map[string]any) { spec["port"] = int64(9090) })
 		t.WaitFor(ctx, t.Timeouts.Converge, "the new port to reach the proxy", func() error {
 			got, ok := t.Proxy.Route(r.Key())
@@ -300,6 +301,13 @@ information. The push must carry the new port.`,
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		if gen, _ := r.GenerationAndSpec(ctx); gen != newGen {
 			t.Fatalf("%s: generation %d, want %d: its spec changed again after the edit", r, gen, newGen)
+		}
+		// ST-ONE-WRITE: every write is a whole status. A pass that writes
+		// one condition at a time shows between its writes as conditions
+		// describing two generations.
+		if half := r.HalfWritten(edited); len(half) > 0 {
+			t.Fatalf("%s: its status was written one condition at a time: readers saw conditions describing two generations at once:\n  - %s\n"+
+				"set every condition first, then write the status once per pass (and only when it changed)", r, strings.Join(half, "\n  - "))
 		}
 	},
 }
