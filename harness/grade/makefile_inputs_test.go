@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // TestMakeGradeInputsAreData drives the repository Makefile's real `grade`
@@ -80,7 +82,8 @@ func TestMakeBenchHonoursAStepOnTheCommandLine(t *testing.T) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	for step, want := range map[string]string{"STEP=step01": "--step step01 ", "": "--step solutions/step01 "} {
+	st := steps.Default()
+	for step, want := range map[string]string{"STEP=" + st.Dir: "--step " + st.Dir + " ", "": "--step " + st.SolutionDir + " "} {
 		args := []string{"--no-print-directory", "-n", "bench"}
 		if step != "" {
 			args = append(args, step)
