@@ -316,35 +316,11 @@ var situations = []string{
 func covers(seq []op) map[string]bool {
 	got := map[string]bool{}
 	w := newWorld()
-	// gone: Services deleted under an existing route, since when the same
-	// controller process has run (a restart forgets what it remembered).
+	// gone: Services deleted under an existing route since the controller
+	// process started (a restart forgets whatever it remembered).
 	gone := map[string]bool{}
 	for _, o := range seq {
-		switch o.Kind {
-		case opDeleteService:
-			for _, r := range w.Routes {
-				if r.Exists && r.Spec.Service == o.Svc {
-					gone[o.Svc] = true
-				}
-			}
-		case opCreateService:
-			if gone[o.Svc] {
-				for _, r := range w.Routes {
-					if r.Exists && r.Spec.Service == o.Svc {
-						got["a Service deleted and created again under a route"] = true
-					}
-				}
-			}
-			delete(gone, o.Svc)
-		case opRestart, opDeleteRouteDown:
-			clear(gone)
-		}
-		sharing := map[string]int{}
-		for _, r := range w.Routes {
-			if r.Exists {
-				sharing[r.Spec.Service]++
-			}
-		}
+		on := routesOn(w)
 		switch o.Kind {
 		case opNACKOn:
 			if r := w.Routes[o.Route]; r.Exists && r.Outcome == acked {
@@ -355,15 +331,24 @@ func covers(seq []op) map[string]bool {
 				got["an edit during a NACK"] = true
 			}
 		case opDeleteService:
+			if on[o.Svc] > 0 {
+				gone[o.Svc] = true
+			}
+			if on[o.Svc] >= 2 {
+				got["a Service deleted under two routes"] = true
+			}
 			for name, r := range w.Routes {
 				if r.Exists && r.Spec.Service == o.Svc && w.NACK[name] {
 					got["a Service deleted during a NACK"] = true
 				}
 			}
-			if sharing[o.Svc] >= 2 {
-				got["a Service deleted under two routes"] = true
+		case opCreateService:
+			if gone[o.Svc] && on[o.Svc] > 0 {
+				got["a Service deleted and created again under a route"] = true
 			}
+			delete(gone, o.Svc)
 		case opRestart:
+			clear(gone)
 			if w.Down {
 				got["a restart during a proxy outage"] = true
 			}
@@ -372,6 +357,7 @@ func covers(seq []op) map[string]bool {
 				got["a deletion during a proxy outage"] = true
 			}
 		case opDeleteRouteDown:
+			clear(gone)
 			got["a deletion while the controller is stopped"] = true
 			if w.Down {
 				got["a deletion during a proxy outage"] = true
@@ -379,19 +365,24 @@ func covers(seq []op) map[string]bool {
 		}
 		w.apply(o)
 		w.tick()
-		count := map[string]int{}
-		for _, r := range w.Routes {
-			if r.Exists {
-				count[r.Spec.Service]++
-			}
-		}
-		for _, k := range count {
-			if k >= 2 {
+		for _, n := range routesOn(w) {
+			if n >= 2 {
 				got["two routes on one Service"] = true
 			}
 		}
 	}
 	return got
+}
+
+// routesOn counts the existing routes that name each Service.
+func routesOn(w *world) map[string]int {
+	n := map[string]int{}
+	for _, r := range w.Routes {
+		if r.Exists {
+			n[r.Spec.Service]++
+		}
+	}
+	return n
 }
 
 // coverage says, in the order of situations, what seq covers and misses.

@@ -59,18 +59,10 @@ finalizer never removed and a retry loop without backoff all fail here.`,
 // test proves it). What it covers is in docs/contract.md, kept true by a test.
 func fixedSeeds() []int64 { return []int64{139357} }
 
-// segments turns the run's seeds into the sequence's segments: the first
-// gets the full length, every later one (make check's fresh seed) a short
-// exploring segment. Lengths go by position, so replaying the same seeds
-// is the same sequence.
-func segments(t *checks.T) (seeds []int64, lengths []int) {
-	seeds = t.Seeds
-	if len(seeds) == 0 {
-		seeds = []int64{time.Now().UnixNano()%1_000_000 + 1}
-	}
-	return seeds, segmentLengths(len(seeds))
-}
-
+// segmentLengths gives the sequence's segments their lengths: the first
+// (the step's fixed seed) the full length, every later one (make check's
+// fresh seed) a short exploring segment. Lengths go by position, so
+// replaying the same seeds is the same sequence.
 func segmentLengths(n int) []int {
 	lengths := make([]int, n)
 	for i := range lengths {
@@ -83,8 +75,11 @@ func segmentLengths(n int) []int {
 }
 
 func runSequence(ctx context.Context, t *checks.T) {
-	seeds, lengths := segments(t)
-	seq := generateSegments(seeds, lengths)
+	seeds := t.Seeds // the runner always gives some: the step's fixed seeds, a replay's, or a fresh one
+	if len(seeds) == 0 {
+		t.Fatalf("the harness gave the sequences check no seeds (a harness bug, please report it)")
+	}
+	seq := generateSegments(seeds, segmentLengths(len(seeds)))
 	covered, missed := coverage(seq)
 	t.Logf("sequence seeds %s: %d steps; covers: %s", seedList(seeds), len(seq), strings.Join(covered, ", "))
 	if len(missed) > 0 {
