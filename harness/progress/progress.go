@@ -1,8 +1,11 @@
 // Package progress remembers, across make check runs, each check's latest
 // and best result for a step in a learner's directory, and says in one line
-// what changed since the last run ("self-heal now passes; 7/10, up from
-// 5/10"). The file is .gw10/progress.json at the workbook's root (ignored by
-// git).
+// what changed since the last run of the same command ("Since the last make
+// check: self-heal now passes; 7/10, up from 5/10"). make check and make watch
+// keep records of their own: a watch run has no unit tests stage and a
+// learner alternates the two, so comparing one with the other would mix
+// verdicts from different runs. The file is .gw10/progress.json at the
+// workbook's root (ignored by git).
 package progress
 
 import (
@@ -20,9 +23,17 @@ import (
 // Path is where the workbook at root keeps the progress of its steps.
 func Path(root string) string { return filepath.Join(root, ".gw10", "progress.json") }
 
-// Key names what a record is about: a step's checks run on a directory
-// (the learner's module, or the solution's).
-func Key(step, dir string) string { return step + " " + dir }
+// The commands whose runs are remembered, as the line names them.
+const (
+	Check = "make check"
+	Watch = "make watch run"
+)
+
+// Key names what a record is about: a step's checks run on a directory (the
+// learner's module, or the solution's) by one command (Check or Watch).
+type Key struct{ Command, Step, Dir string }
+
+func (k Key) String() string { return k.Command + " " + k.Step + " " + k.Dir }
 
 // file is the JSON of Path: one record per Key.
 type file struct {
@@ -30,7 +41,7 @@ type file struct {
 	Records map[string]*Record `json:"records"`
 }
 
-const version = 1
+const version = 2 // 2: records per command
 
 // Record is what is remembered of one Key.
 type Record struct {
@@ -49,23 +60,23 @@ type Record struct {
 	Stages map[string]report.Status `json:"stages,omitempty"`
 }
 
-// Update compares rep with what path holds under key, records rep, and
-// returns what changed in one line: "" for the first run, an interrupted
-// run or one in which no check ran. Only a full run (no --run, nothing
-// skipped) changes the totals.
-func Update(path, key string, rep *report.Report) (string, error) {
+// Update compares rep with what path holds under key (the last run of the
+// same command), records rep, and returns what changed in one line: "" for
+// the first run, an interrupted run or one in which no check ran. Only a
+// full run (no --run, nothing skipped) changes the totals.
+func Update(path string, key Key, rep *report.Report) (string, error) {
 	f, err := load(path)
 	if err != nil {
 		return "", err
 	}
-	rec := f.Records[key]
-	line := Changes(rec, rep)
+	rec := f.Records[key.String()]
+	line := Changes(key.Command, rec, rep)
 	if rep.Interrupted {
 		return line, nil
 	}
 	if rec == nil {
 		rec = &Record{}
-		f.Records[key] = rec
+		f.Records[key.String()] = rec
 	}
 	if !rec.add(rep) {
 		return line, nil
@@ -73,10 +84,11 @@ func Update(path, key string, rep *report.Report) (string, error) {
 	return line, save(path, f)
 }
 
-// Changes says what rep changed since rec: the checks that now pass, those
-// that passed last run and fail now, and for a full run the count against
-// the last full run's. It is empty when there is nothing to compare.
-func Changes(rec *Record, rep *report.Report) string {
+// Changes says what rep changed since rec, the record of command's runs:
+// the checks that now pass, those that passed last run and fail now, and for
+// a full run the count against the last full run's. It is empty when there
+// is nothing to compare.
+func Changes(command string, rec *Record, rep *report.Report) string {
 	if rec == nil || rep.Interrupted {
 		return ""
 	}
@@ -113,7 +125,7 @@ func Changes(rec *Record, rep *report.Report) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Since the last run: " + strings.Join(parts, "; ") + "."
+	return "Since the last " + command + ": " + strings.Join(parts, "; ") + "."
 }
 
 // flips lists the items that pass now and failed last time (fixed), and

@@ -31,28 +31,28 @@ func result(partial bool, passing ...string) *report.Report {
 
 func TestProgressAcrossRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
-	key := Key("step07", "step07")
+	key := Key{Check, "step07", "step07"}
 	steps := []struct {
 		name string
 		rep  *report.Report
 		want string
 	}{
 		{"the first run says nothing", result(false), ""},
-		{"the same again", result(false), "Since the last run: still 0/5."},
-		{"two checks fixed", result(false, "a", "b"), "Since the last run: a and b now pass; 2/5, up from 0/5."},
-		{"a selection reports what it ran, not totals", result(true, "c"), "Since the last run: c now passes."},
+		{"the same again", result(false), "Since the last make check: still 0/5."},
+		{"two checks fixed", result(false, "a", "b"), "Since the last make check: a and b now pass; 2/5, up from 0/5."},
+		{"a selection reports what it ran, not totals", result(true, "c"), "Since the last make check: c now passes."},
 		{"a full run after the selection counts against the last full run", result(false, "a", "b", "c"),
-			"Since the last run: 3/5, up from 2/5."},
-		{"a check broken", result(false, "a", "c"), "Since the last run: b passed last run and fails now; 2/5, down from 3/5."},
+			"Since the last make check: 3/5, up from 2/5."},
+		{"a check broken", result(false, "a", "c"), "Since the last make check: b passed last run and fails now; 2/5, down from 3/5."},
 		{"fixed and broken at once, with the best recalled", result(false, "b"),
-			"Since the last run: b now passes; a and c passed last run and fail now; 1/5, down from 2/5 (your best: 3/5)."},
+			"Since the last make check: b now passes; a and c passed last run and fail now; 1/5, down from 2/5 (your best: 3/5)."},
 		{"an interrupted run says nothing and records nothing", func() *report.Report {
 			r := result(false, "a", "b", "c", "d", "e")
 			r.Interrupted = true
 			r.Finish()
 			return r
 		}(), ""},
-		{"many fixed", result(false, "a", "b", "c", "d", "e"), "Since the last run: a, c, d and 1 more now pass; 5/5, up from 1/5."},
+		{"many fixed", result(false, "a", "b", "c", "d", "e"), "Since the last make check: a, c, d and 1 more now pass; 5/5, up from 1/5."},
 	}
 	for _, s := range steps {
 		got, err := Update(path, key, s.rep)
@@ -65,7 +65,7 @@ func TestProgressAcrossRuns(t *testing.T) {
 	}
 
 	// Another directory of the same step has a progress of its own.
-	if got, err := Update(path, Key("step07", "solutions/step07"), result(false, "a")); err != nil || got != "" {
+	if got, err := Update(path, Key{Check, "step07", "solutions/step07"}, result(false, "a")); err != nil || got != "" {
 		t.Errorf("the first run of another directory: %q, %v", got, err)
 	}
 	// A file that cannot be read is started afresh, not an error.
@@ -75,7 +75,7 @@ func TestProgressAcrossRuns(t *testing.T) {
 	if got, err := Update(path, key, result(false)); err != nil || got != "" {
 		t.Errorf("after a corrupt file: %q, %v", got, err)
 	}
-	if got, _ := Update(path, key, result(false, "a")); got != "Since the last run: a now passes; 1/5, up from 0/5." {
+	if got, _ := Update(path, key, result(false, "a")); got != "Since the last make check: a now passes; 1/5, up from 0/5." {
 		t.Errorf("after a corrupt file, the next run: %q", got)
 	}
 }
@@ -100,33 +100,72 @@ func withStages(rep *report.Report, failed ...string) *report.Report {
 	return rep
 }
 
+// noChecks is a run in which no check ran (the build failed, say).
+func noChecks() *report.Report {
+	r := &report.Report{Step: "step07"}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		r.Checks = append(r.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Skip})
+	}
+	r.Finish()
+	return r
+}
+
 // TestAFixedStageIsSaid: a run that fixes the build (no check ran the run
 // before) or the unit tests says so, and one that breaks them too.
 func TestAFixedStageIsSaid(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
-	key := Key("step07", "step07")
-	noChecks := func() *report.Report {
-		r := &report.Report{Step: "step07"}
-		for _, id := range []string{"a", "b", "c", "d", "e"} {
-			r.Checks = append(r.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Skip})
-		}
-		r.Finish()
-		return r
-	}
+	key := Key{Check, "step07", "step07"}
 	steps := []struct {
 		name string
 		rep  *report.Report
 		want string
 	}{
 		{"the first run: unit tests fail", withStages(result(false), "unit tests"), ""},
-		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last run: build now FAILED (ok last run)."},
+		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last make check: build now FAILED (ok last run)."},
 		{"the build fixed (the unit tests' last verdict was a failure, and they pass now too)", withStages(result(false, "a")),
-			"Since the last run: build and unit tests now ok (failed last run); a now passes; 1/5, up from 0/5."},
+			"Since the last make check: build and unit tests now ok (failed last run); a now passes; 1/5, up from 0/5."},
 		{"only the unit tests break", withStages(result(false, "a"), "unit tests"),
-			"Since the last run: unit tests now FAILED (ok last run); still 1/5."},
+			"Since the last make check: unit tests now FAILED (ok last run); still 1/5."},
 	}
 	for _, s := range steps {
 		got, err := Update(path, key, s.rep)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.name, got, s.want)
+		}
+	}
+}
+
+// TestMakeCheckComparesWithMakeCheck: make check and make watch keep records
+// of their own, and the line names the command it compares with. A watch
+// run (no unit tests stage) between two make checks changes neither the
+// stages nor the counts the second make check is compared with.
+func TestMakeCheckComparesWithMakeCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
+	check, watch := Key{Check, "step07", "step07"}, Key{Watch, "step07", "step07"}
+	watchRun := func(passing ...string) *report.Report {
+		r := result(false, passing...)
+		r.Stages = []report.Stage{{Name: "build", Status: report.Pass}}
+		return r
+	}
+	steps := []struct {
+		name string
+		key  Key
+		rep  *report.Report
+		want string
+	}{
+		{"a make check: the unit tests fail, 0/5", check, withStages(result(false), "unit tests"), ""},
+		{"the first watch run says nothing", watch, watchRun("a"), ""},
+		{"the next watch run compares with the watch run", watch, watchRun("a", "b", "c", "d", "e"),
+			"Since the last make watch run: b, c, d and 1 more now pass; 5/5, up from 1/5."},
+		{"make check again: against the last make check, not the watch run", check, withStages(result(false, "a", "b", "c")),
+			"Since the last make check: unit tests now ok (failed last run); a, b and c now pass; 3/5, up from 0/5."},
+		{"and make check once more", check, withStages(result(false, "a", "b", "c")), "Since the last make check: still 3/5."},
+	}
+	for _, s := range steps {
+		got, err := Update(path, s.key, s.rep)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}

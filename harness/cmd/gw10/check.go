@@ -105,7 +105,7 @@ func runChecks(ctx context.Context, f checkFlags) (*report.Report, error) {
 		fmt.Print(timelineLine(rep, f.timeline))
 	}
 	view := f.view()
-	view.Progress = remember(opts, rep)
+	view.Progress = remember(opts, progress.Check, rep)
 	rep.TerminalView(os.Stdout, view)
 	if werr != nil {
 		return rep, werr
@@ -129,16 +129,17 @@ func timelineLine(rep *report.Report, path string) string {
 // view is how much of the report the terminal shows.
 func (f checkFlags) view() report.View { return report.View{All: f.all || f.verbose} }
 
-// remember records the run in the workbook's progress file and says what
-// changed since the last run. Only a module inside the workbook is
-// remembered (not a copy elsewhere, as tests make); a file that cannot be
-// written costs a warning, not the run.
-func remember(opts runner.Options, rep *report.Report) string {
+// remember records the run of command (progress.Check or progress.Watch) in
+// the workbook's progress file and says what changed since that command's
+// last run. Only a module inside the workbook is remembered (not a copy
+// elsewhere, as tests make); a file that cannot be written costs a warning,
+// not the run.
+func remember(opts runner.Options, command string, rep *report.Report) string {
 	rel, err := filepath.Rel(opts.Root, opts.StepDir)
 	if err != nil || !filepath.IsLocal(rel) {
 		return ""
 	}
-	line, err := progress.Update(progress.Path(opts.Root), progress.Key(opts.Step.Name, filepath.ToSlash(rel)), rep)
+	line, err := progress.Update(progress.Path(opts.Root), progress.Key{Command: command, Step: opts.Step.Name, Dir: filepath.ToSlash(rel)}, rep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gw10: warning: progress across runs not recorded:", err)
 	}

@@ -25,17 +25,17 @@ func TestProgressIsRememberedForModulesInTheWorkbookOnly(t *testing.T) {
 		return r
 	}
 	elsewhere := runner.Options{Root: root, Step: step.Step{Name: "step07"}, StepDir: t.TempDir()}
-	if got := remember(elsewhere, rep(report.Fail)); got != "" {
+	if got := remember(elsewhere, progress.Check, rep(report.Fail)); got != "" {
 		t.Errorf("a module outside the workbook: %q", got)
 	}
 	if _, err := os.Stat(progress.Path(root)); !os.IsNotExist(err) {
 		t.Fatalf("a module outside the workbook was remembered: %v", err)
 	}
 	inside := runner.Options{Root: root, Step: step.Step{Name: "step07"}, StepDir: filepath.Join(root, "step07")}
-	if got := remember(inside, rep(report.Fail)); got != "" {
+	if got := remember(inside, progress.Check, rep(report.Fail)); got != "" {
 		t.Errorf("the first run: %q", got)
 	}
-	if got, want := remember(inside, rep(report.Pass)), "Since the last run: self-heal now passes; 1/1, up from 0/1."; got != want {
+	if got, want := remember(inside, progress.Check, rep(report.Pass)), "Since the last make check: self-heal now passes; 1/1, up from 0/1."; got != want {
 		t.Errorf("the second run: %q, want %q", got, want)
 	}
 }

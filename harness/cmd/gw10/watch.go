@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/10xdev/gw10/harness/progress"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/watch"
@@ -32,12 +33,12 @@ func runWatch(ctx context.Context, args []string) error {
 		return err
 	}
 	// Each run ends as make check ends: the same view, and what changed
-	// since the last run.
+	// since the last watch run.
 	render := func(w io.Writer, rep *report.Report) {
 		view := f.view()
 		view.Command, view.Again = "make watch", "save again"
 		if !rep.Interrupted {
-			view.Progress = remember(opts, rep)
+			view.Progress = remember(opts, progress.Watch, rep)
 		}
 		rep.TerminalView(w, view)
 	}
