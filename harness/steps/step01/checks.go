@@ -178,14 +178,30 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 	if polls <= 0 && (timers == 0 || !t.RetryPending()) {
 		return
 	}
-	t.Cause("Reconcile ran %s in %s while %s waited for %s, with nothing changing, and asked for %s "+
-		"(Requeue, RequeueAfter or an error): that is polling", checks.Times(int(polls)), window, r, waitingFor, checks.Count(timers, "retry", "retries"))
+	cause, observed := pollingWords(r.String(), waitingFor, int(polls), window, timers)
+	t.Cause("%s", cause)
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
 		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
-		"  observed: %s in %s, %d of the route's reconciles asked for a retry\n"+
+		"  observed: %s\n"+
 		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
 		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		r, waitingFor, checks.Count(int(polls), "reconcile", "reconciles"), window, timers)
+		r, waitingFor, observed)
+}
+
+// pollingWords says what noPolling saw, each count with its own window:
+// the reconciles are counted in the quiet window just watched, the retries
+// asked for since the route was created.
+func pollingWords(route, waitingFor string, polls int, window time.Duration, retries int) (cause, observed string) {
+	polls = max(polls, 0) // a restarted process counts from zero
+	ran := fmt.Sprintf("Reconcile ran %s in the last %s while %s waited for %s, with nothing changing", checks.Times(polls), window, route, waitingFor)
+	if polls == 0 {
+		ran = fmt.Sprintf("Reconcile did not run in the last %s while %s waited for %s, but a retry is still waiting in its queue", window, route, waitingFor)
+	}
+	asked := fmt.Sprintf("since %s was created, %d of its reconciles asked for a retry (Requeue, RequeueAfter or an error)", route, retries)
+	cause = ran + "; " + asked + ": that is polling"
+	observed = fmt.Sprintf("%s in the last %s; %d of the route's reconciles since it was created asked for a retry",
+		checks.Count(polls, "reconcile", "reconciles"), window, retries)
+	return cause, observed
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
@@ -198,7 +214,7 @@ var selfHealCheck = checks.Check{
 	SeedRef: "Acceptance 2: fixing the underlying Service flips status with no change to the CR",
 	Points:  15,
 	Clauses: []string{ClauseAcked, ClauseFanout},
-	Hint:    "watch Services and map each to the EdgeRoutes that name it (a field index on spec.service); Owns() never fires for it, and polling is not a watch",
+	Hint:    "a Service's creation must reach the EdgeRoutes that name it: watch Services and map each to those EdgeRoutes (a field index on spec.service); polling is not a watch",
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
