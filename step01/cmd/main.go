@@ -39,7 +39,10 @@ func run() error {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to, served as plain HTTP (e.g. 127.0.0.1:8080). Use 0 to disable it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":0",
+		"The address the probe endpoint (/healthz, /readyz) binds to. The default, port 0, takes a free port and logs it "+
+			"(\"starting server\" … \"health probe\"), so two managers on one machine never collide; "+
+			"a Deployment whose probes need a fixed port passes one (e.g. :8081). Use 0 to disable it.")
 	flag.BoolVar(&enableLeaderElec, "leader-elect", false,
 		"Enable leader election, ensuring only one active controller manager.")
 	flag.StringVar(&dataplaneURL, "dataplane-url", "",
