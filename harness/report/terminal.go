@@ -56,7 +56,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 			fmt.Fprintf(w, "\nFAIL stage %s (%s)\n%s\n", st.Name, st.Duration, indent(st.Detail, "    "))
 			continue
 		}
-		short = append(short, fmt.Sprintf("  FAIL stage %s: %s", st.Name, firstLine(st.Detail)))
+		short = append(short, fmt.Sprintf("  FAIL stage %s: %s", st.Name, stageLine(st.Detail)))
 	}
 	var tail []string // the run's last log lines, from the latest failure that had none of its own
 	for i, c := range r.Checks {
@@ -210,6 +210,18 @@ func oneLine(c CheckResult) string {
 		return c.Hint
 	}
 	return firstLine(c.Message)
+}
+
+// stageLine is a failed stage in one line: its hint when its detail has one
+// (the start controller stage's names the missing RBAC marker), else the
+// line that says most.
+func stageLine(detail string) string {
+	for _, l := range strings.Split(detail, "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(l), "hint:"); ok && strings.TrimSpace(h) != "" {
+			return strings.TrimSpace(h)
+		}
+	}
+	return firstLine(detail)
 }
 
 var fileLineRE = regexp.MustCompile(`\.go:\d+`)

@@ -159,6 +159,23 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	}
 }
 
+// TestAStagesOneLineIsItsHint: a stage that failed after another one (the
+// card's sketch: the unit tests, then start controller for a missing RBAC
+// marker) shows its hint in its one line, the marker to add, not only what
+// went wrong.
+func TestAStagesOneLineIsItsHint(t *testing.T) {
+	r := run(func(r *Report) {
+		r.Stages[2].Status, r.Stages[2].Detail = Fail, "go test in step07:\n--- FAIL: TestX (0.00s)\n    x_test.go:9: wrong\nFAIL"
+		r.Stages = append(r.Stages, Stage{Name: "start controller", Status: Fail, Detail: "the controller runs but its workers have not started after 3s\n" +
+			"cause: the controller is forbidden to list \"services\"\nhint:  add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=\"\",resources=services,verbs=get;list;watch"})
+	})
+	var out bytes.Buffer
+	r.Terminal(&out)
+	if want := "  FAIL stage start controller: add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=\"\",resources=services,verbs=get;list;watch\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("the stage's one line is not its hint %q:\n%s", want, out.String())
+	}
+}
+
 // TestTheWatchsClosingLineSaysSave: in gw10 watch a save runs the checks
 // again, and make watch is what takes their flags.
 func TestTheWatchsClosingLineSaysSave(t *testing.T) {
