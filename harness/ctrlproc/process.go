@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/10xdev/gw10/harness/sandbox"
 )
 
 // Config says how to start the controller.
@@ -30,6 +32,11 @@ type Config struct {
 	LogFile string
 	// Args are more flags for the controller (the bench's worker count).
 	Args []string
+	// Sandbox, when set, runs the controller as its user under Limits
+	// (Binary and Kubeconfig must be in its directory, see runner), and Kill
+	// kills every process of that user; nil runs it as this process's user.
+	Sandbox *sandbox.Sandbox
+	Limits  sandbox.Limits
 }
 
 // Process is one running controller.
@@ -60,13 +67,23 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 		"--dataplane-url=" + cfg.DataplaneURL,
 	}
 	args = append(args, cfg.Args...)
-	cmd := exec.Command(cfg.Binary, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
-	// Its own process group (a terminal's Ctrl-C reaches the harness, which
-	// stops it in order), and killed with the harness if the harness dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var cmd *exec.Cmd
+	if cfg.Sandbox != nil {
+		// A session of its own, killed with the harness; see sandbox.
+		cmd = cfg.Sandbox.Command(sandbox.Spec{Path: cfg.Binary, Args: args, Env: []string{"KUBECONFIG=" + cfg.Kubeconfig}, Limits: cfg.Limits})
+	} else {
+		cmd = exec.Command(cfg.Binary, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
+		// Its own process group (a terminal's Ctrl-C reaches the harness, which
+		// stops it in order), and killed with the harness if the harness dies.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
+	var out io.Writer = pw
+	if cfg.Sandbox != nil && cfg.Limits.Output > 0 {
+		out = &limitWriter{w: pw, max: cfg.Limits.Output, left: cfg.Limits.Output, log: log, sb: cfg.Sandbox}
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting controller %s: %w", cfg.Binary, err)
 	}
@@ -149,11 +166,54 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 }
 
-// Kill SIGKILLs the controller's process group and waits for it to end.
+// Kill SIGKILLs the controller's process group (in a sandbox: every
+// process of the sandbox's user, whatever it started) and waits for it to end.
 func (p *Process) Kill() {
 	p.onPurpose.Store(true)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if sb := p.cfg.Sandbox; sb != nil {
+		left, err := sb.KillAll(context.Background())
+		if err != nil {
+			p.log.Mark("--- " + err.Error() + " ---")
+		}
+		if len(left) > 1 {
+			sb.Record(fmt.Sprintf("controller: killed %d processes with it (what it started)", len(left)-1))
+		}
+	} else {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	<-p.done
+}
+
+// limitWriter passes the controller's output on until its limit, then
+// drops it (still read: the controller never blocks on a full pipe) and
+// says so once in the log.
+type limitWriter struct {
+	w    io.Writer
+	max  int64
+	left int64
+	log  *Log
+	sb   *sandbox.Sandbox
+	cut  bool
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.left <= 0 {
+		if !l.cut {
+			l.cut = true
+			l.log.Mark("--- the sandbox cut off the controller's output here: its limit is reached ---")
+			l.sb.Record(fmt.Sprintf("controller: output cut off after %d MiB", l.max>>20))
+		}
+		return len(p), nil
+	}
+	n := int64(len(p))
+	if n > l.left {
+		p = p[:l.left]
+	}
+	l.left -= int64(len(p))
+	if _, err := l.w.Write(p); err != nil {
+		return 0, err
+	}
+	return int(n), nil
 }
 
 func exitText(err error) string {
@@ -215,6 +275,12 @@ func (l *Log) Consume(r io.Reader) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		l.add(sc.Text())
+	}
+	if sc.Err() != nil {
+		// A line longer than the buffer: keep reading so the writer never
+		// blocks, and say why the log stops.
+		l.add(fmt.Sprintf("--- log reading stopped: %v ---", sc.Err()))
+		_, _ = io.Copy(io.Discard, r)
 	}
 }
 

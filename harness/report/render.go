@@ -11,6 +11,17 @@ import (
 // Headline is the run's verdict in one line. Every rendering states it, so
 // the terminal, Markdown, JSON (summary) and JUnit never disagree.
 func (r *Report) Headline() string {
+	if r.Grading.Unsandboxed() {
+		return unsandboxedHeadline + ": " + r.headline()
+	}
+	return r.headline()
+}
+
+// unsandboxedHeadline opens every verdict of a grade whose learner code ran
+// as the grader's own user.
+const unsandboxedHeadline = "UNSANDBOXED, NOT AN OFFICIAL GRADE"
+
+func (r *Report) headline() string {
 	s := r.Summary
 	switch {
 	case !s.Gradable:
@@ -84,6 +95,17 @@ func (r *Report) gradingLines(code func(string) string) []string {
 	} else {
 		lines = append(lines, fmt.Sprintf("Not an official grade: this checkout's own harness ran the checks. "+
 			"Your instructor grades your %s with their own checkout (make grade SUBMISSION=<your repository>), as committed and pushed: uncommitted work is not graded.", code(step)))
+	}
+	if sb := g.Sandbox; sb != nil {
+		if sb.Enforced {
+			line := fmt.Sprintf("Sandbox: the unit tests and the controller ran as %s, under limits, and every process they left was killed before this report", code(sb.User))
+			if len(sb.CutOff) > 0 {
+				line += "; it cut off: " + strings.Join(sb.CutOff, "; ")
+			}
+			lines = append(lines, line+".")
+		} else {
+			lines = append(lines, fmt.Sprintf("UNSANDBOXED: the unit tests and the controller ran as the grader's own user (%s): they could have changed this grade, so it is not official.", sb.Reason))
+		}
 	}
 	if len(g.GeneratedDrift) > 0 {
 		used := "the grade used the generated ones"

@@ -29,6 +29,9 @@ const (
 
 // Report is one harness run.
 type Report struct {
+	// Warning, first in the JSON, says the grade is not official because
+	// learner code ran unsandboxed (set by Finish).
+	Warning       string        `json:"warning,omitempty"`
 	SchemaVersion int           `json:"schemaVersion"`
 	Step          string        `json:"step"`
 	Cluster       string        `json:"cluster"`
@@ -113,7 +116,26 @@ type Grading struct {
 	// ClusterRole, deepcopy) that differ from what its markers generate; the
 	// grade uses the generated ones.
 	GeneratedDrift []string `json:"generatedDrift"`
+	// Sandbox says where learner code ran, and what the sandbox refused or
+	// cut off.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
+
+// Sandbox is where a grade ran learner code (see package sandbox).
+type Sandbox struct {
+	// Enforced: the unit tests and the controller ran as User, under
+	// limits, and every process they left was killed before the reports.
+	Enforced bool   `json:"enforced"`
+	User     string `json:"user,omitempty"`
+	// Reason says why learner code ran unsandboxed: the grade is then not
+	// official.
+	Reason string `json:"reason,omitempty"`
+	// CutOff is what the sandbox refused or cut off, in order.
+	CutOff []string `json:"cutOff"`
+}
+
+// Unsandboxed says whether a grade ran learner code outside a sandbox.
+func (g *Grading) Unsandboxed() bool { return g != nil && g.Sandbox != nil && !g.Sandbox.Enforced }
 
 // Revision is one side of a grading: a repository at a commit.
 type Revision struct {
@@ -172,6 +194,13 @@ func (r *Report) Finish() {
 		}
 		if r.Grading.GeneratedDrift == nil {
 			r.Grading.GeneratedDrift = []string{}
+		}
+		if sb := r.Grading.Sandbox; sb != nil && sb.CutOff == nil {
+			sb.CutOff = []string{}
+		}
+		r.Warning = ""
+		if r.Grading.Unsandboxed() {
+			r.Warning = unsandboxedHeadline + ": " + r.Grading.Sandbox.Reason
 		}
 	}
 	s.Gradable = r.Grading == nil || r.Grading.Gradable

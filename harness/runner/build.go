@@ -3,14 +3,20 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/10xdev/gw10/harness/assets"
 	"github.com/10xdev/gw10/harness/gotool"
+	"github.com/10xdev/gw10/harness/sandbox"
 )
 
 // generate regenerates the step's CRD, ClusterRole and deepcopy code from
@@ -68,19 +74,88 @@ func relPaths(out string, opts Options) string {
 
 // unitStage runs the step's unit tests (no cluster needed) before the
 // cluster stage. A failure is reported, and the checks still run: they say
-// more about the controller than a red unit test alone.
-func (r *run) unitStage(ctx context.Context) bool {
+// more about the controller than a red unit test alone. What the harness
+// reads after this stage (the built binary, the CRDs, the role) is hashed
+// before and checked after: learner code that changed any of it stops the
+// run, whatever ran it (the sandbox makes it impossible; without one it is
+// the last guard).
+func (r *run) unitStage(ctx context.Context, binary string) bool {
 	if r.opts.Step.UnitTests == "" {
 		return true
 	}
-	if r.opts.partial() {
+	if r.opts.partial() && !r.opts.UnitTestsAlways {
 		// Said, not silently left out: a learner who just wrote the
 		// function those tests cover wonders whether it was tested.
 		fmt.Fprintf(r.opts.Out, "  %-24s skipped (a --run selection runs checks only; make check without --run runs them)\n", "unit tests ...")
 		return true
 	}
-	r.stage(ctx, "unit tests", func() error { return unitTests(ctx, r.opts) })
-	return ctx.Err() == nil
+	read := readAfterUnitTests(r.opts.StepDir, binary)
+	before, err := hashFiles(read)
+	if err != nil {
+		return r.stage(ctx, "unit tests", func() error { return err })
+	}
+	tampered := false
+	r.stage(ctx, "unit tests", func() error {
+		var err error
+		if r.opts.Sandbox != nil {
+			err = r.sandboxedUnitTests(ctx)
+		} else {
+			err = unitTests(ctx, r.opts)
+		}
+		after, herr := hashFiles(read)
+		if herr != nil {
+			return errors.Join(err, herr)
+		}
+		if changed := changedFiles(before, after); len(changed) > 0 {
+			tampered = true
+			for i, p := range changed {
+				if p == binary {
+					changed[i] = "the controller the harness built (" + p + ")"
+				}
+			}
+			return fmt.Errorf("the unit tests changed what the run reads after them, so it stops here: %s",
+				relPaths(strings.Join(changed, ", "), r.opts))
+		}
+		return err
+	})
+	return ctx.Err() == nil && !tampered
+}
+
+// readAfterUnitTests are the files the harness reads once the unit tests
+// have run: the controller it built and the manifests it generated.
+func readAfterUnitTests(stepDir, binary string) []string {
+	files := []string{binary, filepath.Join(stepDir, "config", "rbac", "role.yaml")}
+	crds, _ := filepath.Glob(filepath.Join(stepDir, "config", "crd", "bases", "*.yaml"))
+	return append(files, crds...)
+}
+
+// hashFiles hashes each file ("" for one that does not exist) and lists the
+// CRD directory, so a CRD added or removed counts as a change.
+func hashFiles(paths []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		switch {
+		case os.IsNotExist(err):
+			out[p] = ""
+		case err != nil:
+			return nil, fmt.Errorf("hashing %s: %w", p, err)
+		default:
+			out[p] = fmt.Sprintf("%x", sha256.Sum256(b))
+		}
+	}
+	return out, nil
+}
+
+func changedFiles(before, after map[string]string) []string {
+	var changed []string
+	for p, h := range before {
+		if after[p] != h {
+			changed = append(changed, p)
+		}
+	}
+	slices.Sort(changed)
+	return changed
 }
 
 // unitTests runs `go test -run <pattern> <package>` in the step module.
@@ -93,9 +168,97 @@ func unitTests(ctx context.Context, opts Options) error {
 		return fmt.Errorf("go test -run '%s' %s in %s:\n%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
 			relPaths(strings.TrimSpace(string(out)), opts))
 	}
-	if why := ranNoTest(string(out)); why != "" {
+	return unitTestsRan(string(out), opts)
+}
+
+func unitTestsRan(out string, opts Options) error {
+	if why := ranNoTest(out); why != "" {
 		return fmt.Errorf("go test -run '%s' %s in %s %s: the step's unit tests must run and pass (were they deleted, renamed or skipped?)",
 			opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label, why)
+	}
+	return nil
+}
+
+// Learner code in the sandbox: the grader compiles the test binary (no cgo,
+// no module changes, no network), and only that binary runs, as the
+// sandbox's user, in a read-only copy of the module.
+const (
+	// unitWallDefault bounds the unit tests' wall time in the sandbox.
+	unitWallDefault = 3 * time.Minute
+)
+
+// sandboxedBuildEnv is added to the grader's builds of learner code.
+var sandboxedBuildEnv = []string{"CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOPROXY=off"}
+
+func (r *run) sandboxedUnitTests(ctx context.Context) error {
+	opts, sb := r.opts, r.opts.Sandbox
+	bin := filepath.Join(r.dir, "bin", "unit.test")
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, opts.Step.UnitPackage)
+	cmd.Dir = opts.StepDir
+	cmd.Env = append(append(os.Environ(), opts.GoEnv...), sandboxedBuildEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go test -c %s in %s (the unit tests do not compile):\n%s", opts.Step.UnitPackage, opts.Label,
+			relPaths(strings.TrimSpace(string(out)), opts))
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return unitTestsRan("", opts) // no test file: nothing was built
+	}
+	test, err := sb.Install(bin, filepath.Join("bin", "unit.test"))
+	if err != nil {
+		return err
+	}
+	module, err := sb.CopyTree(opts.StepDir, "module")
+	if err != nil {
+		return err
+	}
+	// The envtest binaries, for unit tests that start a control plane (the
+	// solution's do): the store itself is in the grader's home.
+	var extraEnv []string
+	if a, err := assets.Ensure(ctx, assets.Options{NoDownload: true, NoBuild: true}); err == nil {
+		for _, b := range append(slices.Clone(assets.Binaries), "kubectl") {
+			if _, err := os.Stat(filepath.Join(a.Dir, b)); err != nil {
+				continue
+			}
+			if _, err := sb.Share(filepath.Join(a.Dir, b), filepath.Join("envtest", b)); err != nil {
+				return err
+			}
+		}
+		extraEnv = append(extraEnv, "KUBEBUILDER_ASSETS="+sb.Path("envtest"))
+	}
+	wall := opts.UnitWall
+	if wall == 0 {
+		wall = unitWallDefault
+	}
+	res, err := sb.Run(ctx, sandbox.Spec{
+		Path: test,
+		Args: []string{"-test.count=1", "-test.v", "-test.run", opts.Step.UnitTests, "-test.timeout", wall.String()},
+		Dir:  filepath.Join(module, filepath.FromSlash(opts.Step.UnitPackage)),
+		Env:  extraEnv,
+	}, wall, "unit tests")
+	if err != nil {
+		return err
+	}
+	for _, c := range res.CutOff {
+		r.note("sandbox: " + c)
+	}
+	out := strings.TrimSpace(strings.ReplaceAll(string(res.Output), module+"/", opts.Label+"/"))
+	cut := ""
+	if len(res.CutOff) > 0 {
+		cut = "\nthe sandbox cut off: " + strings.Join(res.CutOff, "; ")
+	}
+	if res.ExitCode != 0 {
+		how := fmt.Sprintf("exit status %d", res.ExitCode)
+		if res.Signal != 0 {
+			how = "killed by " + res.Signal.String()
+		}
+		return fmt.Errorf("the unit tests (-run '%s' %s in %s) failed (%s):\n%s%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
+			how, relPaths(out, opts), cut)
+	}
+	if err := unitTestsRan(out, opts); err != nil {
+		return err
+	}
+	if len(res.Left) > 0 {
+		return fmt.Errorf("the unit tests passed but left processes behind, which the sandbox killed: %s", strings.Join(res.CutOff, "; "))
 	}
 	return nil
 }

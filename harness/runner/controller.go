@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/sandbox"
 )
 
 var errStopped = errors.New("the controller is not running")
@@ -120,6 +121,15 @@ func (c *controller) waitQuiet(ctx context.Context, quiet, limit time.Duration) 
 	}
 }
 
+// controllerLimits bound each controller process in the sandbox: a grade's
+// checks keep one busy for minutes of wall time but far less CPU time.
+func controllerLimits() sandbox.Limits {
+	l := sandbox.DefaultLimits()
+	l.CPU = 15 * time.Minute
+	l.Output = 64 << 20
+	return l
+}
+
 // controllerReadyTimeout bounds the wait for the controller's /readyz.
 const controllerReadyTimeout = time.Minute
 
@@ -135,11 +145,20 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		return err
 	}
 	r.onTeardown(func() { _ = log.Close() })
-	r.ctrl = &controller{
-		cfg: ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
-			LogFile: filepath.Join(r.dir, "controller.log")},
-		log: log, ready: controllerReadyTimeout,
+	cfg := ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
+		LogFile: filepath.Join(r.dir, "controller.log")}
+	if sb := r.opts.Sandbox; sb != nil {
+		// Copies the sandbox's user can read and not change; the run's own
+		// directory is closed to it.
+		if cfg.Binary, err = sb.Install(binary, filepath.Join("bin", "manager")); err != nil {
+			return err
+		}
+		if cfg.Kubeconfig, err = sb.Put(r.kubeconfig, "controller.kubeconfig"); err != nil {
+			return err
+		}
+		cfg.Sandbox, cfg.Limits = sb, controllerLimits()
 	}
+	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout}
 	r.onTeardown(func() {
 		if p := r.ctrl.current(); p != nil {
 			p.Stop(5 * time.Second)

@@ -25,6 +25,7 @@ import (
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/proxy"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/step"
 )
 
@@ -61,6 +62,16 @@ type Options struct {
 	GoEnv []string
 	// LogLines is how many controller log lines a failure shows.
 	LogLines int
+	// Sandbox, when set, runs every piece of learner code — the unit tests
+	// (compiled by the harness) and the controller — as its user, under its
+	// limits, and kills what they leave (a grade); nil runs them as this
+	// process's user (make check). The caller opens and closes it.
+	Sandbox *sandbox.Sandbox
+	// UnitTestsAlways runs the unit tests with a selection of checks too
+	// (the hostile-submission suite grades a cheap selection).
+	UnitTestsAlways bool
+	// UnitWall bounds the unit tests' wall time in the sandbox (default 3 min).
+	UnitWall time.Duration
 	// StageTick is how often a stage that is still running says so
 	// (default 10 s: a cold first build is never silent for long).
 	StageTick time.Duration
@@ -213,7 +224,7 @@ func (r *run) setup(ctx context.Context) (bool, error) {
 	waitCluster := sync.OnceValue(func() error { return <-clusterDone })
 	var binary string
 	ok := r.compile(ctx, &binary) &&
-		r.unitStage(ctx) &&
+		r.unitStage(ctx, binary) &&
 		r.stage(ctx, "cluster", waitCluster) &&
 		r.deploy(ctx, binary)
 	if !ok {
@@ -324,6 +335,14 @@ func (r *run) teardown() {
 	r.mu.Unlock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
+	}
+	if sb := r.opts.Sandbox; sb != nil {
+		// Whatever learner code still runs ends with the run.
+		if left, err := sb.KillAll(context.Background()); err != nil {
+			fmt.Fprintf(r.opts.Out, "warning: %v\n", err)
+		} else if len(left) > 0 {
+			sb.Record(fmt.Sprintf("end of the run: killed %d processes learner code left", len(left)))
+		}
 	}
 	if r.dir != "" {
 		_, _ = cluster.KillProcessesUnder(r.dir)

@@ -29,6 +29,7 @@ import (
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/devcluster"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/steptest"
@@ -118,6 +119,7 @@ func (p *planePool) stopAll() {
 }
 
 func TestMain(m *testing.M) {
+	sandbox.MaybeHelper() // the sandbox's tests re-execute this binary as its helper
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	writeKillTable()

@@ -95,7 +95,7 @@ func TestASelectionSaysItSkipsTheUnitTests(t *testing.T) {
 	var out lockedBuffer
 	st := step.Step{Name: "step07", UnitTests: "TestConditions", Checks: []checks.Check{{ID: "a"}, {ID: "b"}}}
 	r := &run{opts: Options{Out: &out, Step: st, Checks: st.Checks[:1]}.withDefaults(), rep: &report.Report{}}
-	if !r.unitStage(context.Background()) {
+	if !r.unitStage(context.Background(), "") {
 		t.Fatal("a selection's skipped unit tests stopped the run")
 	}
 	if got := out.String(); !strings.HasPrefix(got, "  unit tests ...           skipped (") {

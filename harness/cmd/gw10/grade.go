@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/grade"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
+	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -28,12 +31,38 @@ func runGrade(ctx context.Context, args []string) error {
 	submissionRef := fs.String("submission-ref", "HEAD", "the submission's commit, branch or tag to grade")
 	upstreamRef := fs.String("upstream-ref", "HEAD", "the commit of --root (the upstream) to grade in")
 	out := fs.String("out", "reports", "directory for grade.json, junit.xml and summary.md")
+	sandboxMode := fs.String("sandbox", "auto", "auto: run learner code in the sandbox (as root or through sudo -n), else grade unsandboxed and say it is not official; off: unsandboxed, not official")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	if f.run != "" {
 		return fmt.Errorf("grade runs every check; use check --run for a selection")
 	}
+	g := gradeRun{submission: *submission, submissionRef: *submissionRef, upstreamRef: *upstreamRef, out: *out}
+	switch *sandboxMode {
+	case "auto":
+	case "off":
+		g.noSandbox = "--sandbox=off"
+	default:
+		return fmt.Errorf("--sandbox is auto or off, not %q", *sandboxMode)
+	}
+	return g.run(ctx, f)
+}
+
+// gradeRun is one grade's inputs beyond the check flags.
+type gradeRun struct {
+	submission, submissionRef, upstreamRef, out string
+	// noSandbox, when set, says why learner code runs unsandboxed.
+	noSandbox string
+	sandbox   sandbox.Options
+	// selection, for tests only, grades these checks (the unit tests run
+	// all the same); unitWall bounds the unit tests (default: the runner's).
+	selection []string
+	unitWall  time.Duration
+}
+
+func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
+	submission, submissionRef, upstreamRef, out := &gr.submission, &gr.submissionRef, &gr.upstreamRef, &gr.out
 	if f.jsonOut == "" {
 		f.jsonOut = filepath.Join(*out, "grade.json")
 	}
@@ -60,14 +89,32 @@ func runGrade(ctx context.Context, args []string) error {
 		return fmt.Errorf("assembling the grading tree: %w", err)
 	}
 	defer func() { _ = tree.Remove() }()
+	// Learner code runs in the sandbox; where none can be made, the first
+	// line says the grade is not official, and so does every report.
+	sb, sandboxed := gr.openSandbox(ctx)
+	if !sandboxed.Enforced {
+		fmt.Printf("gw10: UNSANDBOXED, NOT AN OFFICIAL GRADE: learner code runs as this user (%s)\n", sandboxed.Reason)
+	}
 	g := tree.Grading
 	fmt.Printf("gw10: grading %s/ of %s at %s (%.12s) in the upstream at %s (%.12s)\n",
 		f.step, g.Submission.Repository, g.Submission.Ref, g.Submission.Commit, g.Upstream.Ref, g.Upstream.Commit)
+	if sb != nil {
+		fmt.Printf("gw10: learner code runs in the sandbox as %s\n", sb.User())
+	}
 
-	rep, runErr := gradeTree(ctx, f, tree)
+	rep, runErr := gradeTree(ctx, f, tree, gradeLearnerCode{sb: sb, selection: gr.selection, unitWall: gr.unitWall})
+	if sb != nil {
+		// Every learner process is dead, and its files gone, before a
+		// report is written.
+		if err := sb.Close(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("ending the sandbox (no reports written): %w", err)
+		}
+		sandboxed.CutOff = sb.Events()
+	}
 	if rep == nil {
 		return runErr
 	}
+	tree.Grading.Sandbox = &sandboxed
 	rep.Grading = &tree.Grading
 	rep.Finish()
 	rep.TerminalView(os.Stdout, f.view())
@@ -92,9 +139,29 @@ func runGrade(ctx context.Context, args []string) error {
 	return exitFor(rep)
 }
 
-// gradeTree runs every check on the assembled tree; a submission that is not
-// gradable runs none.
-func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Report, error) {
+// openSandbox opens the grade's sandbox, or says why there is none.
+func (gr gradeRun) openSandbox(ctx context.Context) (*sandbox.Sandbox, report.Sandbox) {
+	if gr.noSandbox != "" {
+		return nil, report.Sandbox{Reason: gr.noSandbox}
+	}
+	sb, err := sandbox.Open(ctx, gr.sandbox)
+	if err != nil {
+		return nil, report.Sandbox{Reason: err.Error()}
+	}
+	return sb, report.Sandbox{Enforced: true, User: sb.User()}
+}
+
+// gradeLearnerCode says how learner code runs: in sb unless it is nil,
+// and, in tests, a selection of the checks and the unit tests' wall time.
+type gradeLearnerCode struct {
+	sb        *sandbox.Sandbox
+	selection []string
+	unitWall  time.Duration
+}
+
+// gradeTree runs every check (or, in tests, a selection) on the assembled
+// tree; a submission that is not gradable runs none.
+func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLearnerCode) (*report.Report, error) {
 	if !tree.Grading.Gradable {
 		rep := &report.Report{Step: f.step, Cluster: f.cluster}
 		for _, c := range stepChecks(f) {
@@ -114,7 +181,7 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Rep
 	if len(foreign) > 0 {
 		tree.Refuse(fmt.Sprintf("%s/ imports packages from outside its module and the workbook's requirements:\n  - %s",
 			f.step, strings.Join(foreign, "\n  - ")))
-		return gradeTree(ctx, f, tree)
+		return gradeTree(ctx, f, tree, lc)
 	}
 	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
 	if err != nil {
@@ -141,6 +208,13 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree) (*report.Rep
 		fmt.Println("note: a grade runs the step's fixed sequence seeds; --seed is for make check")
 	}
 	opts.Seeds, opts.FixedSeeds = nil, true
+	opts.Sandbox, opts.UnitWall = lc.sb, lc.unitWall
+	if len(lc.selection) > 0 {
+		if opts.Checks, err = checks.Select(opts.Step.Checks, lc.selection); err != nil {
+			return nil, err
+		}
+		opts.UnitTestsAlways = true
+	}
 	return runner.Run(ctx, opts)
 }
 

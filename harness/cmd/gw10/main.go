@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/10xdev/gw10/harness/sandbox"
 )
 
 // command is one subcommand of gw10.
@@ -45,6 +47,8 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	// The grade's sandbox re-executes this binary to drop to its user.
+	sandbox.MaybeHelper()
 	cmds := commands()
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
 		usage(cmds)

@@ -1,0 +1,343 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// HelperArg is the first argument that makes the grader's own binary (gw10,
+// or a test binary whose TestMain calls MaybeHelper) the sandbox's helper:
+// the few operations that need root, done in a process of their own so that
+// the grader never drops its own privileges and never signals anything but
+// the sandbox's user.
+const HelperArg = "sandbox-exec"
+
+// MaybeHelper runs the helper and exits when this process was started as
+// one; otherwise it returns. Call it first in main (and in TestMain of a
+// package whose tests open a sandbox).
+func MaybeHelper() {
+	if len(os.Args) > 1 && os.Args[1] == HelperArg {
+		os.Exit(helper(os.Args[2:]))
+	}
+}
+
+// helper runs one operation as root:
+//
+//	useradd NAME                 create the sandbox user (system user, no home, no shell)
+//	prepare -user NAME DIR       DIR: group NAME, 0750; DIR/home and DIR/tmp: NAME's, 0700
+//	run -user NAME [limits] -cwd DIR [-env K=V]... -- PROG ARGS...
+//	                             become NAME (no groups, no new privileges) in a new
+//	                             session, with the limits, and exec PROG
+//	kill -user NAME              as NAME, SIGKILL every process of NAME
+//	clean -user NAME DIR         as NAME, remove DIR/home, DIR/tmp and NAME's files in
+//	                             the world-writable directories
+//
+// It refuses any user outside the pool's names, and checks that it really
+// is that user before it signals or removes anything.
+func helper(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "sandbox-exec: no operation")
+		return 2
+	}
+	var err error
+	switch op, rest := args[0], args[1:]; op {
+	case "useradd":
+		err = helperUseradd(rest)
+	case "prepare":
+		err = helperPrepare(rest)
+	case "run":
+		err = helperRun(rest) // returns only on failure
+	case "kill":
+		err = helperKill(rest)
+	case "clean":
+		err = helperClean(rest)
+	default:
+		err = fmt.Errorf("unknown operation %q", op)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox-exec: %v\n", err)
+		return 125
+	}
+	return 0
+}
+
+// account is a sandbox user as the helper sees it.
+type account struct {
+	name     string
+	uid, gid int
+}
+
+// lookupPoolUser resolves a pool user and refuses anything else: root, the
+// caller, a name outside the pool.
+func lookupPoolUser(name string) (account, error) {
+	if !strings.HasPrefix(name, UserPrefix) {
+		return account{}, fmt.Errorf("%q is not a sandbox user (%s*)", name, UserPrefix)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return account{}, fmt.Errorf("looking up %s: %w", name, err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil || uid <= 0 || gid <= 0 {
+		return account{}, fmt.Errorf("%s has uid %s, gid %s: not an unprivileged user", name, u.Uid, u.Gid)
+	}
+	if sudoUID, err := strconv.Atoi(os.Getenv("SUDO_UID")); err == nil && sudoUID == uid {
+		return account{}, fmt.Errorf("%s is the grader's own user", name)
+	}
+	return account{name: name, uid: uid, gid: gid}, nil
+}
+
+// dirOp parses "-user NAME DIR", the arguments of prepare and clean.
+func dirOp(op string, args []string) (account, string, error) {
+	fs := flag.NewFlagSet(op, flag.ContinueOnError)
+	name := fs.String("user", "", "the sandbox user")
+	if err := fs.Parse(args); err != nil {
+		return account{}, "", err
+	}
+	if fs.NArg() != 1 {
+		return account{}, "", fmt.Errorf("%s takes -user and one directory", op)
+	}
+	a, err := lookupPoolUser(*name)
+	return a, fs.Arg(0), err
+}
+
+func helperUseradd(args []string) error {
+	if len(args) != 1 || !strings.HasPrefix(args[0], UserPrefix) {
+		return fmt.Errorf("useradd takes one %s* name", UserPrefix)
+	}
+	if _, err := user.Lookup(args[0]); err == nil {
+		return nil
+	}
+	out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home",
+		"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", args[0]).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("useradd %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func helperPrepare(args []string) error {
+	a, dir, err := dirOp("prepare", args)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	// Only the sandbox's user (by its group) and the grader (the owner) enter.
+	if err := os.Lchown(dir, -1, a.gid); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		return err
+	}
+	for _, sub := range []string{"home", "tmp"} {
+		p := filepath.Join(dir, sub)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			return err
+		}
+		if err := os.Lchown(p, a.uid, a.gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// become drops to the sandbox user for good: no supplementary groups, real,
+// effective and saved IDs all the user's, and checks that it worked (kill
+// -1 as root would signal everything on the machine).
+func become(a account) error {
+	if err := syscall.Setgroups([]int{}); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(a.gid, a.gid, a.gid); err != nil {
+		return fmt.Errorf("setresgid %d: %w", a.gid, err)
+	}
+	if err := syscall.Setresuid(a.uid, a.uid, a.uid); err != nil {
+		return fmt.Errorf("setresuid %d: %w", a.uid, err)
+	}
+	r, e, s := unix.Getresuid()
+	if r != a.uid || e != a.uid || s != a.uid || syscall.Getgid() != a.gid || syscall.Getegid() != a.gid {
+		return fmt.Errorf("still uid %d/%d/%d gid %d after dropping to %s", r, e, s, syscall.Getgid(), a.name)
+	}
+	return nil
+}
+
+type envFlag []string
+
+func (e *envFlag) String() string     { return strings.Join(*e, " ") }
+func (e *envFlag) Set(v string) error { *e = append(*e, v); return nil }
+
+func helperRun(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	name := fs.String("user", "", "the sandbox user")
+	cwd := fs.String("cwd", "/", "working directory")
+	var env envFlag
+	fs.Var(&env, "env", "K=V, repeated: the whole environment")
+	var l Limits
+	cpu := fs.Duration("cpu", 0, "CPU time limit")
+	fs.Uint64Var(&l.Memory, "data", 0, "data limit, bytes")
+	fs.Uint64Var(&l.AddressSpace, "as", 0, "address space limit, bytes")
+	fs.Uint64Var(&l.Processes, "nproc", 0, "processes (and threads) of the user")
+	fs.Uint64Var(&l.Files, "nofile", 0, "open files")
+	fs.Uint64Var(&l.FileSize, "fsize", 0, "largest file written, bytes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	l.CPU = *cpu
+	if fs.NArg() == 0 {
+		return errors.New("run needs a program")
+	}
+	a, err := lookupPoolUser(*name)
+	if err != nil {
+		return err
+	}
+	prog := fs.Arg(0)
+	// The thread that drops privileges is the one that sets the parent-death
+	// signal and execs: both are per thread.
+	runtime.LockOSThread()
+	if err := setLimits(l); err != nil {
+		return err
+	}
+	if _, err := syscall.Setsid(); err != nil {
+		return fmt.Errorf("setsid: %w", err)
+	}
+	syscall.Umask(0o077)
+	if err := become(a); err != nil {
+		return err
+	}
+	// No setuid binary (sudo, su) gives anything back; and the process dies
+	// with the grader (changing credentials cleared the signal).
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("pdeathsig: %w", err)
+	}
+	if err := os.Chdir(*cwd); err != nil {
+		return fmt.Errorf("chdir %s: %w", *cwd, err)
+	}
+	return fmt.Errorf("exec %s: %w", prog, syscall.Exec(prog, fs.Args(), env))
+}
+
+// setLimits sets soft and hard limits alike: the process cannot raise them
+// (a Go program raises its soft open-files limit to the hard one at start).
+func setLimits(l Limits) error {
+	set := func(res int, what string, v uint64) error {
+		if v == 0 {
+			return nil
+		}
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("limiting %s to %d: %w", what, v, err)
+		}
+		return nil
+	}
+	if l.CPU > 0 {
+		// SIGXCPU at the soft limit, SIGKILL a few seconds later.
+		s := uint64(l.CPU / time.Second)
+		if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: s, Max: s + 5}); err != nil {
+			return fmt.Errorf("limiting CPU time: %w", err)
+		}
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("no core files: %w", err)
+	}
+	if err := set(unix.RLIMIT_DATA, "data", l.Memory); err != nil {
+		return err
+	}
+	if err := set(unix.RLIMIT_AS, "address space", l.AddressSpace); err != nil {
+		return err
+	}
+	if err := set(unix.RLIMIT_NPROC, "processes", l.Processes); err != nil {
+		return err
+	}
+	// syscall's, not unix's: it also stops the Go runtime from restoring
+	// its own saved limit at exec.
+	if l.Files > 0 {
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: l.Files, Max: l.Files}); err != nil {
+			return fmt.Errorf("limiting open files: %w", err)
+		}
+	}
+	return set(unix.RLIMIT_FSIZE, "file size", l.FileSize)
+}
+
+func helperKill(args []string) error {
+	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
+	name := fs.String("user", "", "the sandbox user")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	a, err := lookupPoolUser(*name)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	if err := become(a); err != nil {
+		return err
+	}
+	// kill(-1) signals every process this user may signal — its own — but
+	// not the caller; a few rounds catch what forked meanwhile.
+	for range 20 {
+		if err := syscall.Kill(-1, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// worldWritable are where an unprivileged user can leave files outside its
+// sandbox directory.
+var worldWritable = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"}
+
+func helperClean(args []string) error {
+	a, dir, err := dirOp("clean", args)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	if err := become(a); err != nil {
+		return err
+	}
+	var errs []error
+	for _, sub := range []string{"home", "tmp"} {
+		p := filepath.Join(dir, sub)
+		entries, _ := os.ReadDir(p)
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(p, e.Name())); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, dir := range worldWritable {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if fi, err := os.Lstat(p); err == nil && ownedBy(fi, a.uid) {
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ownedBy(fi os.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
+}

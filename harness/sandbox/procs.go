@@ -1,0 +1,138 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Proc is a process of the sandbox's user, as /proc shows it to anyone.
+type Proc struct {
+	PID     int
+	State   string // R, S, Z, …
+	Command string // its command line, or its name
+}
+
+func (p Proc) String() string { return fmt.Sprintf("%s (pid %d)", p.Command, p.PID) }
+
+// ProcsOf lists the processes whose real user ID is uid, from /proc (a
+// process that called setsid or daemonised itself is listed too).
+func ProcsOf(uid int) ([]Proc, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	var out []Proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		p, ruid, ok := readProc(pid)
+		if ok && ruid == uid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// readProc reads a process's real uid, state and command line; ok is false
+// when it is gone.
+func readProc(pid int) (Proc, int, bool) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
+	f, err := os.Open(filepath.Join(dir, "status"))
+	if err != nil {
+		return Proc{}, 0, false
+	}
+	defer f.Close()
+	p := Proc{PID: pid}
+	ruid := -1
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		fields := strings.Fields(v)
+		switch {
+		case k == "Name" && len(fields) > 0:
+			p.Command = fields[0]
+		case k == "State" && len(fields) > 0:
+			p.State = fields[0]
+		case k == "Uid" && len(fields) > 0:
+			ruid, _ = strconv.Atoi(fields[0])
+		}
+	}
+	if ruid < 0 {
+		return Proc{}, 0, false
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && len(b) > 0 {
+		cmd := strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(b, "\x00"), []byte{0}, []byte{' '})))
+		if len(cmd) > 80 {
+			cmd = cmd[:77] + "..."
+		}
+		if cmd != "" {
+			p.Command = cmd
+		}
+	}
+	return p, ruid, true
+}
+
+// procList names at most a few processes.
+func procList(ps []Proc) string {
+	const most = 3
+	var names []string
+	for i, p := range ps {
+		if i == most {
+			names = append(names, fmt.Sprintf("and %d more", len(ps)-most))
+			break
+		}
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// CapWriter keeps the first max bytes written to it and counts the rest,
+// which it reads and drops: a program that prints without bound neither
+// blocks on a full pipe nor fills the grader's memory.
+type CapWriter struct {
+	mu      sync.Mutex
+	max     int64
+	buf     bytes.Buffer
+	dropped int64
+}
+
+// NewCapWriter keeps at most max bytes.
+func NewCapWriter(max int64) *CapWriter { return &CapWriter{max: max} }
+
+func (w *CapWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	room := w.max - int64(w.buf.Len())
+	switch {
+	case room <= 0:
+		w.dropped += int64(len(p))
+	case int64(len(p)) > room:
+		w.buf.Write(p[:room])
+		w.dropped += int64(len(p)) - room
+	default:
+		w.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+// Bytes is what was kept.
+func (w *CapWriter) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// Dropped is how many bytes were dropped.
+func (w *CapWriter) Dropped() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dropped
+}

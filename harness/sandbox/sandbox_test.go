@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain makes this test binary the sandbox's helper too, and a program
+// to run in it (SANDBOX_TEST_PROG).
+func TestMain(m *testing.M) {
+	MaybeHelper()
+	if prog := os.Getenv("SANDBOX_TEST_PROG"); prog != "" {
+		os.Exit(testProg(prog))
+	}
+	os.Exit(m.Run())
+}
+
+func testProg(prog string) int {
+	switch prog {
+	case "alloc": // without bound
+		var keep [][]byte
+		for {
+			b := make([]byte, 64<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "no such program", prog)
+	return 2
+}
+
+// open opens a sandbox or skips loudly: only where no sandbox can be made
+// (not root, no passwordless sudo). In CI and as root it must run.
+func open(t *testing.T) *Sandbox {
+	t.Helper()
+	s, err := Open(context.Background(), Options{LockDir: t.TempDir()})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("SKIPPED, THE SANDBOX IS NOT TESTED HERE: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// live are the user's processes that are not zombies (which wait for
+// their parent, or init, to reap them).
+func live(t *testing.T, s *Sandbox) []Proc {
+	t.Helper()
+	ps, err := ProcsOf(s.UID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Proc
+	for _, p := range ps {
+		if p.State != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func sh(script string) Spec {
+	return Spec{Path: "/bin/sh", Args: []string{"-c", script}}
+}
+
+func run(t *testing.T, s *Sandbox, spec Spec, wall time.Duration) Result {
+	t.Helper()
+	res, err := s.Run(context.Background(), spec, wall, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestTheProgramRunsAsTheUserWithNothingOfTheGrader: its own user and no
+// other group, its own session, only the sandbox's environment (the
+// grader's token is not in it, nor readable through /proc), the limits set
+// hard, and no signal reaches the grader.
+func TestTheProgramRunsAsTheUserWithNothingOfTheGrader(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghs_grader_secret")
+	s := open(t)
+	res := run(t, s, sh(`echo "uid $(id -u) groups $(id -G)"
+read -r pid _ _ _ _ sid _ < /proc/$$/stat; echo "pid $pid sid $sid"
+env | sort
+grep -E 'Max (cpu time|address space|data size|processes|open files|file size)' /proc/self/limits
+cat /proc/`+strconv.Itoa(os.Getpid())+`/environ >/dev/null 2>&1 && echo "READ THE GRADER'S ENVIRONMENT"
+kill -0 `+strconv.Itoa(os.Getpid())+` 2>/dev/null && echo "SIGNALLED THE GRADER"
+exit 0`), 30*time.Second)
+	out := string(res.Output)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
+	}
+	want := fmt.Sprintf("uid %d groups ", s.UID())
+	if !strings.Contains(out, want) || strings.Contains(out, " 0\n") && strings.Contains(out, "groups 0") {
+		t.Errorf("want %q:\n%s", want, out)
+	}
+	for _, bad := range []string{"ghs_grader_secret", "GITHUB_TOKEN", "READ THE GRADER", "SIGNALLED THE GRADER"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the program saw %q:\n%s", bad, out)
+		}
+	}
+	var pid, sid int
+	for _, l := range strings.Split(out, "\n") {
+		if _, err := fmt.Sscanf(l, "pid %d sid %d", &pid, &sid); err == nil {
+			break
+		}
+	}
+	if pid == 0 || pid != sid {
+		t.Errorf("not a session of its own (pid %d, session %d):\n%s", pid, sid, out)
+	}
+	for _, l := range []string{"HOME=" + s.Home(), "TMPDIR=" + s.Tmp(), "USER=" + s.User()} {
+		if !strings.Contains(out, l+"\n") {
+			t.Errorf("environment lacks %s:\n%s", l, out)
+		}
+	}
+	d := DefaultLimits()
+	for _, l := range []string{
+		fmt.Sprintf("Max address space         %d                 %d", d.AddressSpace, d.AddressSpace),
+		fmt.Sprintf("Max data size             %d                 %d", d.Memory, d.Memory),
+		fmt.Sprintf("Max processes             %d                  %d", d.Processes, d.Processes),
+		fmt.Sprintf("Max open files            %d                 %d", d.Files, d.Files),
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(l), " ")) {
+			t.Errorf("limits lack %q:\n%s", l, out)
+		}
+	}
+}
+
+// TestTheProgramChangesNothingOfTheGraders: files and directories the grader
+// owns, the binaries installed for it and the helper itself refuse writes.
+func TestTheProgramChangesNothingOfTheGraders(t *testing.T) {
+	s := open(t)
+	shared := filepath.Join(os.TempDir(), "gw10-sandbox-test-"+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(shared) })
+	report := filepath.Join(shared, "grade.json")
+	if err := os.WriteFile(report, []byte(`{"points": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := s.Install("/bin/true", "bin/manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, s, sh(fmt.Sprintf(`for f in %[1]s %[2]s %[3]s %[4]s/manager; do
+  echo '{"points": 110}' > "$f" 2>/dev/null && echo "WROTE $f"
+done
+touch %[5]s/new 2>/dev/null && echo "CREATED IN THE GRADER'S DIRECTORY"
+touch %[6]s/new 2>/dev/null && echo "CREATED IN THE SANDBOX'S DIRECTORY"
+touch "$HOME/mine" && echo "home is writable"
+exit 0`, report, bin, s.helper, filepath.Dir(bin), shared, s.Dir())), 30*time.Second)
+	out := string(res.Output)
+	if strings.Contains(out, "WROTE") || strings.Contains(out, "CREATED") || !strings.Contains(out, "home is writable") {
+		t.Fatalf("writes:\n%s", out)
+	}
+	if b, _ := os.ReadFile(report); string(b) != `{"points": 0}` {
+		t.Errorf("the report changed: %s", b)
+	}
+}
+
+// TestWhatItLeavesIsKilledAndRemoved: a daemon (setsid), an orphan, and
+// files in the world-writable directories are gone once the run ends and
+// the sandbox closes; the result names the processes.
+func TestWhatItLeavesIsKilledAndRemoved(t *testing.T) {
+	s := open(t)
+	res := run(t, s, sh(`setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+(sleep 1001 </dev/null >/dev/null 2>&1 &)
+touch /tmp/gw10-sandbox-leftover /dev/shm/gw10-sandbox-leftover
+exit 0`), 30*time.Second)
+	if len(res.Left) != 2 || !strings.Contains(strings.Join(res.CutOff, "\n"), "killed 2 processes left behind: sleep 100") {
+		t.Fatalf("left %v, cut off %q", res.Left, res.CutOff)
+	}
+	if ps := live(t, s); len(ps) != 0 {
+		t.Fatalf("still running: %v", ps)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/tmp/gw10-sandbox-leftover", "/dev/shm/gw10-sandbox-leftover", s.Dir()} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("%s is left", f)
+		}
+	}
+}
+
+// TestRunawaysAreCutOff: sleeping forever, printing without bound, a fork
+// bomb, spinning, allocating without bound — each ends within its limit and
+// the result says which.
+func TestRunawaysAreCutOff(t *testing.T) {
+	s := open(t)
+	testBin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := s.Install(testBin, "bin/prog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"sleep forever", sh("sleep 1000"), "stopped after 2s of wall time"},
+		{"print without bound", Spec{Path: "/usr/bin/yes", Limits: Limits{Output: 64 * kib}}, "output cut off after 64 KiB"},
+		{"fork bomb", Spec{Path: "/bin/sh", Args: []string{"-c", "b(){ b | b & }; b; sleep 1000"}, Limits: Limits{Processes: 64}}, "refused more processes (64 for the user)"},
+		{"spin", Spec{Path: "/bin/sh", Args: []string{"-c", "while :; do :; done"}, Limits: Limits{CPU: time.Second}}, "CPU time limit (1s)"},
+		{"allocate without bound", Spec{Path: prog, Env: []string{"SANDBOX_TEST_PROG=alloc"}, Limits: Limits{Memory: 256 * mib}}, "memory limit (256 MiB of data)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res := run(t, s, tc.spec, 2*time.Second)
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if cut := strings.Join(res.CutOff, "\n"); !strings.Contains(cut, tc.want) {
+				t.Errorf("cut off %q, want %q\noutput: %.500s", cut, tc.want, res.Output)
+			}
+			if ps := live(t, s); len(ps) != 0 {
+				t.Errorf("still running: %v", ps)
+			}
+		})
+	}
+}
