@@ -40,7 +40,7 @@ func unitRun(t *testing.T, sb *sandbox.Sandbox, extra map[string]string) (*run, 
 
 func openSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := sandbox.Open(context.Background(), sandbox.Options{LockDir: filepath.Join(os.TempDir(), "gw10-runner-test-locks")})
+	sb, err := sandbox.Open(context.Background(), sandbox.Options{})
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		t.Skipf("SKIPPED, THE SANDBOXED UNIT STAGE IS NOT TESTED HERE: %v", err)
 	}

@@ -37,9 +37,11 @@ func MaybeHelper() {
 //
 //	useradd NAME                 create the sandbox user (system user, no home, no shell)
 //	prepare -user NAME DIR       DIR: group NAME, 0750; DIR/home and DIR/tmp: NAME's, 0700
-//	run -user NAME [limits] -cwd DIR [-env K=V]... -- PROG ARGS...
-//	                             become NAME (no groups, no new privileges) in a new
-//	                             session, with the limits, and exec PROG
+//	run -user NAME [limits] -cwd DIR [-env K=V]... [-hide DIR]... -- PROG ARGS...
+//	                             in a mount namespace of its own where each -hide DIR
+//	                             is an empty read-only directory, become NAME (no
+//	                             groups, no new privileges) in a new session, with the
+//	                             limits, and exec PROG
 //	kill -user NAME              as NAME, SIGKILL every process of NAME
 //	clean -user NAME DIR         as NAME, remove DIR/home, DIR/tmp and NAME's files in
 //	                             the world-writable directories
@@ -186,8 +188,9 @@ func helperRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	name := fs.String("user", "", "the sandbox user")
 	cwd := fs.String("cwd", "/", "working directory")
-	var env envFlag
+	var env, hide envFlag
 	fs.Var(&env, "env", "K=V, repeated: the whole environment")
+	fs.Var(&hide, "hide", "a directory the program sees empty, repeated")
 	var l Limits
 	cpu := fs.Duration("cpu", 0, "CPU time limit")
 	fs.Uint64Var(&l.Memory, "data", 0, "data limit, bytes")
@@ -210,6 +213,9 @@ func helperRun(args []string) error {
 	// The thread that drops privileges is the one that sets the parent-death
 	// signal and execs: both are per thread.
 	runtime.LockOSThread()
+	if err := hideDirs(hide); err != nil {
+		return err
+	}
 	if err := setLimits(l); err != nil {
 		return err
 	}
@@ -232,6 +238,32 @@ func helperRun(args []string) error {
 		return fmt.Errorf("chdir %s: %w", *cwd, err)
 	}
 	return fmt.Errorf("exec %s: %w", prog, syscall.Exec(prog, fs.Args(), env))
+}
+
+// hideDirs gives the calling thread (which execs the program) a mount
+// namespace of its own, whose mounts propagate nowhere, and mounts an
+// empty read-only tmpfs on each directory: the program, and every process
+// it starts, sees them empty.
+func hideDirs(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("a mount namespace to hide %s in: %w", strings.Join(dirs, ", "), err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
+			return fmt.Errorf("hide %q: not an absolute directory below /", d)
+		}
+		flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+		if err := unix.Mount("gw10-hidden", d, "tmpfs", flags, "size=4k,mode=0555"); err != nil {
+			return fmt.Errorf("hiding %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // setLimits sets soft and hard limits alike: the process cannot raise them

@@ -94,40 +94,72 @@ func procList(ps []Proc) string {
 	return strings.Join(names, ", ")
 }
 
-// CapWriter keeps the first max bytes written to it and counts the rest,
-// which it reads and drops: a program that prints without bound neither
-// blocks on a full pipe nor fills the grader's memory.
+// CapWriter keeps the first bytes written to it and the last (at most max
+// in all) and counts the rest, which it reads and drops: a program that
+// prints without bound neither blocks on a full pipe nor fills the
+// grader's memory, and its last words (a fatal error) are still seen.
 type CapWriter struct {
 	mu      sync.Mutex
-	max     int64
-	buf     bytes.Buffer
+	head    bytes.Buffer
+	tail    []byte // a ring once full: the oldest byte at next
+	next    int
+	headMax int64
 	dropped int64
 }
 
-// NewCapWriter keeps at most max bytes.
-func NewCapWriter(max int64) *CapWriter { return &CapWriter{max: max} }
+// NewCapWriter keeps at most max bytes: the first, and the last 64 KiB
+// (or a quarter of max when less).
+func NewCapWriter(max int64) *CapWriter {
+	tail := min(64*kib, max/4)
+	return &CapWriter{headMax: max - tail, tail: make([]byte, 0, tail)}
+}
 
 func (w *CapWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	room := w.max - int64(w.buf.Len())
-	switch {
-	case room <= 0:
-		w.dropped += int64(len(p))
-	case int64(len(p)) > room:
-		w.buf.Write(p[:room])
-		w.dropped += int64(len(p)) - room
-	default:
-		w.buf.Write(p)
+	n := len(p)
+	if room := w.headMax - int64(w.head.Len()); room > 0 {
+		k := min(int64(len(p)), room)
+		w.head.Write(p[:k])
+		p = p[k:]
 	}
-	return len(p), nil
+	c := cap(w.tail)
+	if c == 0 {
+		w.dropped += int64(len(p))
+		return n, nil
+	}
+	if k := min(len(p), c-len(w.tail)); k > 0 {
+		w.tail = append(w.tail, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	// The ring is full: each byte written evicts the oldest one.
+	w.dropped += int64(len(p))
+	if len(p) >= c {
+		copy(w.tail, p[len(p)-c:])
+		w.next = 0
+		return n, nil
+	}
+	k := copy(w.tail[w.next:], p)
+	copy(w.tail, p[k:])
+	w.next = (w.next + len(p)) % c
+	return n, nil
 }
 
-// Bytes is what was kept.
+// Bytes is what was kept: the first bytes, a line saying how many were
+// dropped when some were, and the last.
 func (w *CapWriter) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return bytes.Clone(w.buf.Bytes())
+	out := bytes.Clone(w.head.Bytes())
+	if w.dropped > 0 {
+		out = append(out, fmt.Sprintf("\n[... %d bytes dropped by the sandbox ...]\n", w.dropped)...)
+		out = append(out, w.tail[w.next:]...)
+		return append(out, w.tail[:w.next]...)
+	}
+	return append(out, w.tail...)
 }
 
 // Dropped is how many bytes were dropped.

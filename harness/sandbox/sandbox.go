@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,18 +78,30 @@ type Options struct {
 	// Users is the pool's size (default 4): one grade holds one user, so
 	// that killing by uid never reaches another grade.
 	Users int
-	// LockDir holds the pool's lock files (default: the user's cache dir).
+	// LockDir holds the pool's lock files (default: /run/lock/gw10-sandbox
+	// as root, the user's cache dir otherwise). Every sandbox of a machine
+	// must share it: the users are the machine's.
 	LockDir string
 	// Sudo is the command that runs the helper as root when the grader is
 	// not root (default: sudo -n --).
 	Sudo []string
+	// Hide are directories learner code must not read (the upstream
+	// checkout with its solutions/, the grader's home with its caches and
+	// credentials): every program runs in a mount namespace of its own
+	// where each is an empty, read-only directory. One that holds the
+	// scratch directory cannot be hidden and is left out (Events says so).
+	Hide []string
 }
+
+// defaultUsers is the pool's size when Options.Users is not set.
+const defaultUsers = 4
 
 // Sandbox is one grade's sandbox: a user of the pool, held until Close, and
 // a scratch directory.
 type Sandbox struct {
 	helper string
 	priv   []string // prefix that runs the helper as root; empty when root
+	hide   []string // absolute, existing directories hidden from every program
 	name   string
 	uid    int
 	dir    string
@@ -103,7 +116,7 @@ type Sandbox struct {
 // directory.
 func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 	if opts.Users <= 0 {
-		opts.Users = 4
+		opts.Users = defaultUsers
 	}
 	if opts.Sudo == nil {
 		opts.Sudo = []string{"sudo", "-n", "--"}
@@ -135,13 +148,59 @@ func Open(ctx context.Context, opts Options) (*Sandbox, error) {
 		s.unlock()
 		return nil, err
 	}
+	s.hide = s.hidden(opts.Hide)
 	return s, nil
 }
 
-// takeUser locks a free user of the pool and makes sure it exists and runs
-// nothing.
-func (s *Sandbox) takeUser(ctx context.Context, opts Options) error {
+// hidden keeps the directories of hide that exist and do not hold the
+// scratch directory, and records why it left any other out.
+func (s *Sandbox) hidden(hide []string) []string {
+	var out []string
+	for _, h := range hide {
+		abs, err := filepath.Abs(h)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			continue // nothing there to read
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			continue
+		}
+		if rel, err := filepath.Rel(abs, s.dir); abs == "/" || err == nil && !strings.HasPrefix(rel, "..") {
+			s.record(fmt.Sprintf("%s is not hidden from learner code: it holds the sandbox's directory", abs))
+			continue
+		}
+		out = append(out, abs)
+	}
+	// A directory under another hidden one is hidden with it (and could not
+	// be mounted on once its parent reads empty).
+	var top []string
+	for _, d := range out {
+		nested := false
+		for _, o := range out {
+			if rel, err := filepath.Rel(o, d); o != d && err == nil && !strings.HasPrefix(rel, "..") {
+				nested = true
+			}
+		}
+		if !nested && !slices.Contains(top, d) {
+			top = append(top, d)
+		}
+	}
+	return top
+}
+
+// Hidden are the directories every program of the sandbox sees empty.
+func (s *Sandbox) Hidden() []string { return slices.Clone(s.hide) }
+
+// lockDir is where the pool's lock files live: one place per machine for
+// root (the users are the machine's, so every grader and test on it must
+// share the locks), the grader's cache otherwise.
+func lockDir(opts Options) (string, error) {
 	dir := opts.LockDir
+	if dir == "" && os.Geteuid() == 0 {
+		dir = "/run/lock/gw10-sandbox"
+	}
 	if dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
@@ -150,17 +209,40 @@ func (s *Sandbox) takeUser(ctx context.Context, opts Options) error {
 		dir = filepath.Join(cache, "gw10", "sandbox-locks")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("the sandbox's lock directory: %w", err)
+		return "", fmt.Errorf("the sandbox's lock directory: %w", err)
+	}
+	return dir, nil
+}
+
+// tryLock takes the lock of the pool's user i without waiting; nil when
+// another grade holds it.
+func tryLock(dir string, i int) (*os.File, string, error) {
+	name := UserPrefix + strconv.Itoa(i)
+	f, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, name, fmt.Errorf("the sandbox's lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, name, nil
+	}
+	return f, name, nil
+}
+
+// takeUser locks a free user of the pool and makes sure it exists and runs
+// nothing.
+func (s *Sandbox) takeUser(ctx context.Context, opts Options) error {
+	dir, err := lockDir(opts)
+	if err != nil {
+		return err
 	}
 	for {
 		for i := range opts.Users {
-			name := UserPrefix + strconv.Itoa(i)
-			f, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+			f, name, err := tryLock(dir, i)
 			if err != nil {
-				return fmt.Errorf("the sandbox's lock: %w", err)
+				return err
 			}
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-				f.Close()
+			if f == nil {
 				continue
 			}
 			s.lock, s.name = f, name
@@ -181,6 +263,45 @@ func (s *Sandbox) takeUser(ctx context.Context, opts Options) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// LeftBehind lists the live processes of the pool's users that no grade
+// holds (what a grade failed to kill); users in use are not looked at.
+func LeftBehind(opts Options) ([]Proc, error) {
+	if opts.Users <= 0 {
+		opts.Users = defaultUsers
+	}
+	dir, err := lockDir(opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []Proc
+	for i := range opts.Users {
+		f, name, err := tryLock(dir, i)
+		if err != nil || f == nil {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		u, err := user.Lookup(name)
+		if err != nil {
+			f.Close()
+			continue // never made
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		ps, err := ProcsOf(uid)
+		f.Close()
+		if err != nil {
+			return out, err
+		}
+		for _, p := range ps {
+			if p.State != "Z" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *Sandbox) ensureUser(ctx context.Context) error {
@@ -404,6 +525,9 @@ func (s *Sandbox) Command(spec Spec) *exec.Cmd {
 	for _, e := range s.Env(spec.Env...) {
 		args = append(args, "-env", e)
 	}
+	for _, h := range s.hide {
+		args = append(args, "-hide", h)
+	}
 	args = append(args, "--", spec.Path)
 	args = append(args, spec.Args...)
 	cmd := s.helperCmd(context.Background(), "run", args...)
@@ -435,7 +559,6 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 	// The helper's and the program's output share the pipe: wait returns
 	// when the program has ended, whatever its children still hold open.
 	cmd.WaitDelay = time.Second
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("starting %s in the sandbox: %w", label, err)
 	}
@@ -472,7 +595,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 		res.CutOff = append(res.CutOff, fmt.Sprintf("%s: output cut off after %s (%s more dropped)", label, bytesText(uint64(l.Output)), bytesText(uint64(out.Dropped()))))
 	}
 	res.ExitCode, res.Signal = exitOf(cmd.ProcessState)
-	if why := limitHit(res, l, cmd.ProcessState, time.Since(start)); why != "" {
+	for _, why := range limitsHit(res, l, cmd.ProcessState) {
 		res.CutOff = append(res.CutOff, label+": "+why)
 	}
 	if waitErr != nil && cmd.ProcessState == nil {
@@ -485,26 +608,28 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 	return res, nil
 }
 
-// limitHit names the limit a program that died by a signal or ran out of
-// memory most likely hit, or "".
-func limitHit(res Result, l Limits, ps *os.ProcessState, wall time.Duration) string {
+// limitsHit name the limits a program most likely hit, from how it ended
+// and what it printed last.
+func limitsHit(res Result, l Limits, ps *os.ProcessState) []string {
 	out := string(res.Output)
+	var hit []string
 	switch {
 	case res.Signal == syscall.SIGXCPU || strings.Contains(out, "SIGXCPU"):
-		return fmt.Sprintf("stopped at its CPU time limit (%s)", l.CPU)
-	case strings.Contains(out, "out of memory"), strings.Contains(out, "cannot allocate memory"),
-		strings.Contains(out, "memory exhausted"):
-		return fmt.Sprintf("ran out of its memory limit (%s of data)", bytesText(l.Memory))
-	case strings.Contains(out, "Cannot fork"), strings.Contains(out, "fork: Resource temporarily unavailable"),
-		strings.Contains(out, "pthread_create failed"), strings.Contains(out, "newosproc"):
-		return fmt.Sprintf("refused more processes (%d for the user)", l.Processes)
-	case strings.Contains(out, "file too large") || res.Signal == syscall.SIGXFSZ:
-		return fmt.Sprintf("refused a file larger than %s", bytesText(l.FileSize))
-	case res.Signal == syscall.SIGKILL && ps != nil && ps.SysUsage() != nil && cpuOf(ps) >= l.CPU:
-		return fmt.Sprintf("killed at its CPU time limit (%s)", l.CPU)
+		hit = append(hit, fmt.Sprintf("stopped at its CPU time limit (%s)", l.CPU))
+	case res.Signal == syscall.SIGKILL && ps != nil && cpuOf(ps) >= l.CPU:
+		hit = append(hit, fmt.Sprintf("killed at its CPU time limit (%s)", l.CPU))
 	}
-	_ = wall
-	return ""
+	if strings.Contains(out, "out of memory") || strings.Contains(out, "cannot allocate memory") || strings.Contains(out, "memory exhausted") {
+		hit = append(hit, fmt.Sprintf("ran out of its memory limit (%s of data)", bytesText(l.Memory)))
+	}
+	if strings.Contains(out, "Cannot fork") || strings.Contains(out, "resource temporarily unavailable") ||
+		strings.Contains(out, "Resource temporarily unavailable") || strings.Contains(out, "pthread_create failed") {
+		hit = append(hit, fmt.Sprintf("refused more processes (%d for the user)", l.Processes))
+	}
+	if strings.Contains(out, "file too large") || res.Signal == syscall.SIGXFSZ {
+		hit = append(hit, fmt.Sprintf("refused a file larger than %s", bytesText(l.FileSize)))
+	}
+	return hit
 }
 
 func cpuOf(ps *os.ProcessState) time.Duration { return ps.UserTime() + ps.SystemTime() }
@@ -519,12 +644,15 @@ func exitOf(ps *os.ProcessState) (int, syscall.Signal) {
 	return ps.ExitCode(), 0
 }
 
-// KillAll SIGKILLs every process of the sandbox's user until none is left
-// (zombies aside), and returns those it found.
+// KillAll SIGKILLs every process of the sandbox's user until none is left,
+// and returns those it found. It also waits a little for the zombies to be
+// reaped: they count against the user's process limit, which the next
+// program needs whole.
 func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
 	var found []Proc
 	seen := map[int]bool{}
 	deadline := time.Now().Add(30 * time.Second)
+	var reaped time.Time // when no live process was left
 	for {
 		procs, err := ProcsOf(s.uid)
 		if err != nil {
@@ -541,18 +669,26 @@ func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
 				found = append(found, p)
 			}
 		}
-		if live == 0 {
+		switch {
+		case len(procs) == 0:
 			return found, nil
-		}
-		if time.Now().After(deadline) {
+		case live == 0 && reaped.IsZero():
+			reaped = time.Now()
+		case live == 0 && time.Since(reaped) > zombieGrace:
+			return found, nil // their parent, or init, reaps them in its time
+		case live > 0 && time.Now().After(deadline):
 			return found, fmt.Errorf("%d processes of %s survive SIGKILL", live, s.name)
-		}
-		if err := s.helperOp(context.WithoutCancel(ctx), "kill", "-user", s.name); err != nil {
-			return found, err
+		case live > 0:
+			if err := s.helperOp(context.WithoutCancel(ctx), "kill", "-user", s.name); err != nil {
+				return found, err
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// zombieGrace is how long KillAll waits for killed processes to be reaped.
+const zombieGrace = 10 * time.Second
 
 // record keeps what the sandbox cut off, for the report.
 func (s *Sandbox) record(events ...string) {

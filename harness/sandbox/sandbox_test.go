@@ -40,9 +40,13 @@ func testProg(prog string) int {
 
 // open opens a sandbox or skips loudly: only where no sandbox can be made
 // (not root, no passwordless sudo). In CI and as root it must run.
-func open(t *testing.T) *Sandbox {
+func open(t *testing.T, opts ...Options) *Sandbox {
 	t.Helper()
-	s, err := Open(context.Background(), Options{LockDir: t.TempDir()})
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, err := Open(context.Background(), o)
 	if errors.Is(err, ErrUnavailable) {
 		t.Skipf("SKIPPED, THE SANDBOX IS NOT TESTED HERE: %v", err)
 	}
@@ -236,5 +240,87 @@ func TestRunawaysAreCutOff(t *testing.T) {
 				t.Errorf("still running: %v", ps)
 			}
 		})
+	}
+}
+
+// TestCapWriterKeepsTheFirstAndTheLastBytes: what a runaway printed first
+// and its last words (a fatal error) are kept; what is between is counted.
+func TestCapWriterKeepsTheFirstAndTheLastBytes(t *testing.T) {
+	w := NewCapWriter(16)
+	for _, chunk := range []string{"first", "-0123456789", "abcdefghij", "-last"} {
+		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
+			t.Fatalf("Write: %d, %v", n, err)
+		}
+	}
+	// 12 bytes of head, a 4-byte ring holding the last 4.
+	if got, want := string(w.Bytes()), "first-012345\n[... 15 bytes dropped by the sandbox ...]\nlast"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	small := NewCapWriter(16)
+	small.Write([]byte("short"))
+	if got := string(small.Bytes()); got != "short" || small.Dropped() != 0 {
+		t.Errorf("got %q, dropped %d", got, small.Dropped())
+	}
+}
+
+// TestHiddenDirectoriesReadEmpty: a world-readable directory the grader
+// hides (the upstream checkout with its solutions/) reads empty to the
+// program and to what it starts, and cannot be written; the grader still
+// sees it whole; a directory that holds the scratch directory cannot be
+// hidden and the sandbox says so.
+func TestHiddenDirectoriesReadEmpty(t *testing.T) {
+	secret, err := os.MkdirTemp("", "gw10-upstream-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(secret) })
+	if err := os.Chmod(secret, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(secret, "solutions"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	answer := filepath.Join(secret, "solutions", "answer.go")
+	if err := os.WriteFile(answer, []byte("package answer // THE SOLUTION\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The control: without Hide the program reads the world-readable file.
+	control, err := Open(context.Background(), Options{})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("SKIPPED, THE SANDBOX IS NOT TESTED HERE: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(run(t, control, sh("cat "+answer), 30*time.Second).Output)
+	if err := control.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "THE SOLUTION") {
+		t.Fatalf("the control could not read %s, so the test proves nothing:\n%s", answer, out)
+	}
+	s := open(t, Options{Hide: []string{secret, filepath.Join(secret, "solutions"), os.TempDir()}})
+	if got := s.Hidden(); len(got) != 1 || got[0] != secret {
+		t.Errorf("hidden %v, want only %s", got, secret)
+	}
+	if ev := strings.Join(s.Events(), "\n"); !strings.Contains(ev, "is not hidden from learner code: it holds the sandbox's directory") {
+		t.Errorf("events do not say the temporary directory was left visible: %q", ev)
+	}
+	res := run(t, s, sh(fmt.Sprintf(`cat %[1]s 2>/dev/null
+sh -c 'cat %[1]s' 2>/dev/null
+ls -A %[2]s | sed 's/^/listed: /'
+touch %[2]s/planted 2>/dev/null && echo "WROTE IN THE HIDDEN DIRECTORY"
+echo done`, answer, secret)), 30*time.Second)
+	out = string(res.Output)
+	if res.ExitCode != 0 || !strings.Contains(out, "done") {
+		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
+	}
+	for _, bad := range []string{"THE SOLUTION", "listed:", "WROTE"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the program saw %q in the hidden directory:\n%s", bad, out)
+		}
+	}
+	if b, err := os.ReadFile(answer); err != nil || !strings.Contains(string(b), "THE SOLUTION") {
+		t.Errorf("the grader no longer reads %s: %v", answer, err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +93,7 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	defer func() { _ = tree.Remove() }()
 	// Learner code runs in the sandbox; where none can be made, the first
 	// line says the grade is not official, and so does every report.
-	sb, sandboxed := gr.openSandbox(ctx)
+	sb, sandboxed := gr.openSandbox(ctx, hiddenFromLearnerCode(ctx, f.root, *out))
 	if !sandboxed.Enforced {
 		fmt.Printf("gw10: UNSANDBOXED, NOT AN OFFICIAL GRADE: learner code runs as this user (%s)\n", sandboxed.Reason)
 	}
@@ -139,16 +141,35 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	return exitFor(rep)
 }
 
-// openSandbox opens the grade's sandbox, or says why there is none.
-func (gr gradeRun) openSandbox(ctx context.Context) (*sandbox.Sandbox, report.Sandbox) {
+// openSandbox opens the grade's sandbox, where the directories of hide
+// read empty, or says why there is none.
+func (gr gradeRun) openSandbox(ctx context.Context, hide []string) (*sandbox.Sandbox, report.Sandbox) {
 	if gr.noSandbox != "" {
 		return nil, report.Sandbox{Reason: gr.noSandbox}
 	}
-	sb, err := sandbox.Open(ctx, gr.sandbox)
+	opts := gr.sandbox
+	opts.Hide = append(slices.Clone(opts.Hide), hide...)
+	sb, err := sandbox.Open(ctx, opts)
 	if err != nil {
 		return nil, report.Sandbox{Reason: err.Error()}
 	}
 	return sb, report.Sandbox{Enforced: true, User: sb.User()}
+}
+
+// hiddenFromLearnerCode are the directories learner code must not read:
+// the upstream checkout (its solutions/), the reports' directory, and the
+// grader's home and Go caches (credentials, the module and build caches).
+func hiddenFromLearnerCode(ctx context.Context, root, out string) []string {
+	hide := []string{root, out}
+	if home, err := os.UserHomeDir(); err == nil {
+		hide = append(hide, home)
+	}
+	for _, v := range []string{"GOMODCACHE", "GOCACHE"} {
+		if p, err := exec.CommandContext(ctx, "go", "env", v).Output(); err == nil && strings.TrimSpace(string(p)) != "" {
+			hide = append(hide, strings.TrimSpace(string(p)))
+		}
+	}
+	return hide
 }
 
 // gradeLearnerCode says how learner code runs: in sb unless it is nil,
@@ -172,8 +193,9 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 		}
 		return rep, nil
 	}
-	// cgo off: no C compiler runs on the submission's behalf.
-	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0"}
+	// cgo off: no C compiler runs on the submission's behalf; no module is
+	// fetched or changed for it.
+	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOPROXY=off"}
 	foreign, err := grade.ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed)
 	if err != nil {
 		return nil, err

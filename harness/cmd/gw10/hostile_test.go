@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,7 +41,7 @@ func TestMain(m *testing.M) {
 //	                            its module path made the learner's)
 //	run: <check IDs>            the checks graded (the unit tests always run)
 //	points: N                   the points it must get: what its controller earns
-//	unit: pass | fail           the unit-test stage's verdict
+//	unit: pass | fail | none    the unit-test stage's verdict (none: it never ran)
 //	report: <text>              the reports must say this (repeatable)
 //	absent: <path>              a marker the attack tries to create (repeatable)
 //	sandbox: off                grade it unsandboxed (the last guards)
@@ -80,9 +79,6 @@ func loadAttacks(t *testing.T) []attack {
 			t.Fatal(err)
 		}
 		a := attack{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string]string{}, edits: map[string]string{}, points: -1}
-		if a.name == "gomod-replace-tool" {
-			continue // the grade helper's: refused before anything builds (see its own test)
-		}
 		var doc []string
 		for _, l := range strings.Split(string(ar.Comment), "\n") {
 			k, v, ok := strings.Cut(l, ": ")
@@ -138,8 +134,15 @@ func TestHostileSubmissions(t *testing.T) {
 		t.Skip("grades on envtest")
 	}
 	attacks := loadAttacks(t)
-	if _, err := sandbox.Open(context.Background(), sandbox.Options{LockDir: t.TempDir(), Users: 1}); errors.Is(err, sandbox.ErrUnavailable) {
+	probe, err := sandbox.Open(context.Background(), sandbox.Options{})
+	if errors.Is(err, sandbox.ErrUnavailable) {
 		t.Skipf("SKIPPED, THE HOSTILE-SUBMISSION SUITE DID NOT RUN: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	upstream, protected := plantCredentials(t)
 	before := hashProtected(t, protected)
@@ -197,8 +200,10 @@ func plantCredentials(t *testing.T) (string, []string) {
 	} {
 		t.Setenv(k, v)
 	}
-	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[http]\n\textraHeader = AUTHORIZATION: basic "+plantedGitconfig+"\n"), 0o600); err != nil {
+	// World-readable, as a careless runner's would be: only the sandbox's
+	// hiding keeps learner code out (the read-upstream attack).
+	home := readableTempDir(t)
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[http]\n\textraHeader = AUTHORIZATION: basic "+plantedGitconfig+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	summary := filepath.Join(t.TempDir(), "step-summary.md")
@@ -208,7 +213,7 @@ func plantCredentials(t *testing.T) (string, []string) {
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 	t.Setenv("GITHUB_ENV", summary)
 
-	upstream := filepath.Join(t.TempDir(), "upstream")
+	upstream := filepath.Join(readableTempDir(t), "upstream")
 	git(t, filepath.Dir(upstream), "clone", "-q", workbook, upstream)
 	git(t, upstream, "config", "http.extraHeader", "AUTHORIZATION: basic "+plantedGitRepo)
 	protected := []string{
@@ -220,6 +225,21 @@ func plantCredentials(t *testing.T) (string, []string) {
 		protected = append(protected, exe) // the grader
 	}
 	return upstream, protected
+}
+
+// readableTempDir is a temporary directory every user may read, under
+// $TMPDIR/gw10-hostile-*/ (t.TempDir's parents are the test's alone).
+func readableTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "gw10-hostile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // hashProtected hashes every regular file under each path (modes included).
@@ -322,7 +342,7 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 	out := t.TempDir()
 	f := checkFlags{root: upstream, step: st.Dir, cluster: "envtest", timeline: ""}
 	gr := gradeRun{submission: dir, submissionRef: "HEAD", upstreamRef: "HEAD", out: out, selection: a.run,
-		sandbox: sandbox.Options{LockDir: lockDir}, unitWall: a.unitWall}
+		unitWall: a.unitWall}
 	if a.unsandboxed {
 		gr.noSandbox = "--sandbox=off (the suite grades this attack unsandboxed)"
 	}
@@ -339,7 +359,7 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 	if s.Points != a.points {
 		t.Errorf("%d points, want %d (what its controller earns)\n%s", s.Points, a.points, r.markdown)
 	}
-	var unit report.Status
+	unit := report.Status("none") // no unit-test stage ran (a submission refused before it builds)
 	for _, stg := range r.json.Stages {
 		if stg.Name == "unit tests" {
 			unit = stg.Status
@@ -363,30 +383,15 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 	}
 }
 
-// lockDir is the suite's pool of sandbox users' locks (shared by its grades).
-var lockDir = filepath.Join(os.TempDir(), "gw10-hostile-locks")
-
-// leftovers are the live processes of any sandbox user.
+// leftovers are the live processes of the pool's users that no grade
+// holds (other packages' tests may be using some).
 func leftovers(t *testing.T) []sandbox.Proc {
 	t.Helper()
-	var out []sandbox.Proc
-	for i := range 4 {
-		u, err := user.Lookup(sandbox.UserPrefix + strconv.Itoa(i))
-		if err != nil {
-			continue
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		ps, err := sandbox.ProcsOf(uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range ps {
-			if p.State != "Z" {
-				out = append(out, p)
-			}
-		}
+	ps, err := sandbox.LeftBehind(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return ps
 }
 
 func mustRead(t *testing.T, p string) string {
