@@ -249,3 +249,11 @@ func writeFrom(r io.Reader, target string, mode os.FileMode) error {
 	}
 	return f.Close()
 }
+
+// Export writes the directories and regular files of commit under pathspec
+// (all of it when none) below dst, through git archive: nothing of the
+// working tree.
+func Export(ctx context.Context, repo, commit, dst string, pathspec ...string) error {
+	_, err := extract(ctx, repo, commit, dst, func(string) bool { return true }, pathspec...)
+	return err
+}

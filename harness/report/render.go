@@ -11,11 +11,18 @@ import (
 // Headline is the run's verdict in one line. Every rendering states it, so
 // the terminal, Markdown, JSON (summary) and JUnit never disagree.
 func (r *Report) Headline() string {
-	if r.Grading.Unsandboxed() {
+	switch {
+	case r.Grading.Unsandboxed():
 		return unsandboxedHeadline + ": " + r.headline()
+	case r.Grading.ForeignGrader():
+		return foreignGraderHeadline + ": " + r.headline()
 	}
 	return r.headline()
 }
+
+// foreignGraderHeadline opens every verdict of a grade whose checks were
+// not built from the upstream commit it names.
+const foreignGraderHeadline = "NOT AN OFFICIAL GRADE (the grader is not the upstream commit's)"
 
 // unsandboxedHeadline opens every verdict of a grade whose learner code ran
 // as the grader's own user.
@@ -105,6 +112,13 @@ func (r *Report) gradingLines(code func(string) string) []string {
 			lines = append(lines, line+".")
 		} else {
 			lines = append(lines, fmt.Sprintf("UNSANDBOXED: the unit tests and the controller ran as the grader's own user (%s): they could have changed this grade, so it is not official.", sb.Reason))
+		}
+	}
+	if gr := g.Grader; gr != nil {
+		if gr.Reason != "" {
+			lines = append(lines, "NOT OFFICIAL: "+gr.Reason+".")
+		} else {
+			lines = append(lines, fmt.Sprintf("Grader: built from a clean export of the upstream at %s.", code(short(gr.Commit))))
 		}
 	}
 	if len(g.GeneratedDrift) > 0 {

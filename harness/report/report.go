@@ -119,7 +119,24 @@ type Grading struct {
 	// Sandbox says where learner code ran, and what the sandbox refused or
 	// cut off.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Grader says which commit the grader (its checks) was built from.
+	Grader *Grader `json:"grader,omitempty"`
 }
+
+// Grader is the source of the binary that graded: an official grade's
+// checks are the upstream commit's, built from a clean export of it.
+type Grader struct {
+	// Commit is the commit the grader was built from; empty when it was
+	// built from a working tree.
+	Commit string `json:"commit"`
+	// Reason says why the grader is not the upstream commit's: the grade
+	// is then not official.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ForeignGrader says whether the grader was built from anything but the
+// upstream commit it graded in.
+func (g *Grading) ForeignGrader() bool { return g != nil && g.Grader != nil && g.Grader.Reason != "" }
 
 // Sandbox is where a grade ran learner code (see package sandbox).
 type Sandbox struct {
@@ -199,8 +216,11 @@ func (r *Report) Finish() {
 			sb.CutOff = []string{}
 		}
 		r.Warning = ""
-		if r.Grading.Unsandboxed() {
+		switch {
+		case r.Grading.Unsandboxed():
 			r.Warning = unsandboxedHeadline + ": " + r.Grading.Sandbox.Reason
+		case r.Grading.ForeignGrader():
+			r.Warning = foreignGraderHeadline + ": " + r.Grading.Grader.Reason
 		}
 	}
 	s.Gradable = r.Grading == nil || r.Grading.Gradable

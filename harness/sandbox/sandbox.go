@@ -579,8 +579,8 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 		waitErr = <-done
 	case <-ctx.Done():
 		_, _ = s.KillAll(context.WithoutCancel(ctx))
-		<-done
-		return Result{}, ctx.Err()
+		// The helper's exit is moot once the grade is cancelled.
+		return Result{}, errors.Join(ctx.Err(), ignore(<-done))
 	}
 	left, err := s.KillAll(context.WithoutCancel(ctx))
 	if err != nil {
@@ -686,6 +686,9 @@ func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// ignore drops an error the caller has no use for, and says so.
+func ignore(error) error { return nil }
 
 // zombieGrace is how long KillAll waits for killed processes to be reaped.
 const zombieGrace = 10 * time.Second

@@ -25,7 +25,12 @@ import (
 // JSON, JUnit and Markdown reports (the Markdown also to
 // $GITHUB_STEP_SUMMARY when set). Without --submission it grades this
 // checkout's working tree: feedback for the learner, not an official grade.
-func runGrade(ctx context.Context, args []string) error {
+func runGrade(ctx context.Context, args []string) error { return runGradeAs(ctx, args, "") }
+
+// runGradeAs is runGrade by a grader built from graderCommit ("": from a
+// working tree); an official grade whose grader is not the upstream
+// commit's says so in every report.
+func runGradeAs(ctx context.Context, args []string, graderCommit string) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
@@ -40,7 +45,7 @@ func runGrade(ctx context.Context, args []string) error {
 	if f.run != "" {
 		return fmt.Errorf("grade runs every check; use check --run for a selection")
 	}
-	g := gradeRun{submission: *submission, submissionRef: *submissionRef, upstreamRef: *upstreamRef, out: *out}
+	g := gradeRun{submission: *submission, submissionRef: *submissionRef, upstreamRef: *upstreamRef, out: *out, graderCommit: graderCommit}
 	switch *sandboxMode {
 	case "auto":
 	case "off":
@@ -54,6 +59,9 @@ func runGrade(ctx context.Context, args []string) error {
 // gradeRun is one grade's inputs beyond the check flags.
 type gradeRun struct {
 	submission, submissionRef, upstreamRef, out string
+	// graderCommit is the commit this grader was built from ("": a working
+	// tree); an official grade needs the upstream commit's.
+	graderCommit string
 	// noSandbox, when set, says why learner code runs unsandboxed.
 	noSandbox string
 	sandbox   sandbox.Options
@@ -117,6 +125,9 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 		return runErr
 	}
 	tree.Grading.Sandbox = &sandboxed
+	if tree.Grading.Official {
+		tree.Grading.Grader = graderOf(gr.graderCommit, tree.Grading.Upstream.Commit)
+	}
 	rep.Grading = &tree.Grading
 	rep.Finish()
 	rep.TerminalView(os.Stdout, f.view())
@@ -139,6 +150,20 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 		}
 	}
 	return exitFor(rep)
+}
+
+// graderOf says where the grader's checks come from, and why they are not
+// the upstream commit's when they are not.
+func graderOf(built, upstream string) *report.Grader {
+	g := &report.Grader{Commit: built}
+	switch {
+	case built == "":
+		g.Reason = fmt.Sprintf("the grader was built from a working tree, not from the upstream commit %.12s "+
+			"(make grade SUBMISSION=… builds it from a clean export of that commit)", upstream)
+	case built != upstream:
+		g.Reason = fmt.Sprintf("the grader was built from %.12s, not from the upstream commit %.12s", built, upstream)
+	}
+	return g
 }
 
 // openSandbox opens the grade's sandbox, where the directories of hide

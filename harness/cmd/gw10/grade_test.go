@@ -127,7 +127,8 @@ func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 	out := staleReports(t)
 	// Pinned: others may commit to the workbook while the test runs.
 	upHead := git(t, workbook, "rev-parse", "HEAD")
-	err := runGrade(context.Background(), []string{"--root", workbook, "--upstream-ref", upHead, "--submission", sub, "--out", out})
+	// A grader built from that commit (as gradeCommand's clean build is).
+	err := runGradeAs(context.Background(), []string{"--root", workbook, "--upstream-ref", upHead, "--submission", sub, "--out", out}, upHead)
 	wantExit(t, err, 1)
 
 	r := readReports(t, out)
@@ -144,7 +145,7 @@ func TestANotGradableSubmissionSaysSoInEveryReport(t *testing.T) {
 		t.Errorf("JUnit: %+v", r.junit)
 	}
 	if !strings.Contains(r.markdown, "❌ not gradable") || !strings.Contains(r.markdown, head[:12]) ||
-		strings.Contains(r.markdown, "checks pass") {
+		strings.Contains(r.markdown, "checks pass") || !strings.Contains(r.markdown, "Grader: built from a clean export of the upstream at `"+upHead[:12]+"`") {
 		t.Errorf("Markdown:\n%s", r.markdown)
 	}
 }
@@ -189,11 +190,15 @@ func TestATamperedSubmissionGetsItsOwnGrade(t *testing.T) {
 		roleFile:                      role,
 	})
 	out := staleReports(t)
+	// runGrade: a grader built from a working tree (this test binary).
 	err := runGrade(context.Background(), []string{"--root", workbook, "--submission", sub, "--out", out})
 	wantExit(t, err, 1)
 
 	r := readReports(t, out)
 	g, s := r.json.Grading, r.json.Summary
+	if g == nil || g.Grader == nil || g.Grader.Reason == "" || !strings.HasPrefix(r.json.Warning, "NOT AN OFFICIAL GRADE (the grader is not the upstream commit's)") {
+		t.Errorf("a grader built from a working tree is not named: %+v, warning %q", g, r.json.Warning)
+	}
 	if g == nil || !g.Official || !s.Gradable || s.OK || s.Passed == s.Total || s.Points == s.TotalPoints {
 		t.Fatalf("the skeleton got a passing grade: summary %+v, grading %+v", s, g)
 	}

@@ -31,7 +31,7 @@ func commands() map[string]command {
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
 		"watch":         {"run the checks again on every save of the step, on a control plane kept up between runs", runWatch},
-		"grade":         {"grade a submission's learner module in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", runGrade},
+		"grade":         {"grade a submission's learner module in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", gradeCommand},
 		"skeleton":      {"regenerate each step's learner module from its solution (overwrites it)", runSkeleton},
 		"diff":          {"show the learner's module against the solution, or --against skeleton: what the learner changed", runDiff},
 		"hint":          {"print the longer hint of a check", runHint},
