@@ -13,11 +13,22 @@ SUBMISSION ?=
 SUBMISSION_REF ?= HEAD
 UPSTREAM_REF ?= HEAD
 GRADE_OUT ?= reports
-# The inputs a grade takes from whoever starts it (a bot may forward a
-# learner's branch name) reach the shell as quoted environment variables,
-# never spliced into a command line.
+# Every input a target takes from whoever runs it (a bot may forward a
+# learner's branch name to make grade) reaches the shell as a quoted
+# environment variable ("$$X"), never spliced into a command line.
 # $(value) keeps make from expanding them too: a value such as
-# '$(shell ...)' stays text.
+# '$(shell ...)' stays text. harness/grade/makefile_inputs_test.go drives
+# every target below with hostile values.
+# make diff: VIEW=learner|solution; SUBMISSION (above) and REF (commit or
+# branch, default HEAD): a learner's repository instead of STEP.
+VIEW ?=
+REF ?=
+# make hint: a check or contract clause.
+ID ?=
+# make skeleton: overwrite uncommitted edits of step01/.
+FORCE ?=
+# make template: where the learner's copy goes (a new directory).
+TEMPLATE_OUT ?= ../gw10-learner
 STEP_ORIGIN := $(origin STEP)
 override STEP := $(value STEP)
 override CLUSTER := $(value CLUSTER)
@@ -25,10 +36,15 @@ override SUBMISSION := $(value SUBMISSION)
 override SUBMISSION_REF := $(value SUBMISSION_REF)
 override UPSTREAM_REF := $(value UPSTREAM_REF)
 override GRADE_OUT := $(value GRADE_OUT)
+override VIEW := $(value VIEW)
+override REF := $(value REF)
+override ID := $(value ID)
+override FORCE := $(value FORCE)
+override TEMPLATE_OUT := $(value TEMPLATE_OUT)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -78,15 +94,19 @@ lint-workflows: ## Lint .github/workflows with the pinned actionlint.
 
 .PHONY: hint
 hint: $(GW10) ## Print the longer hint of a check or what a contract clause requires: make hint ID=self-heal, make hint ID=S-MISSING
-	@$(GW10) hint $(ID)
+	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; $(GW10) hint "$$@"
 
 .PHONY: diff
-diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed since the skeleton.
-	@$(GW10) diff --step $(STEP) --against $(if $(filter learner,$(VIEW)),skeleton,solution)
+diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed; SUBMISSION=<path|URL> [REF=]: a learner's repository against the skeleton.
+	@$(GW10) diff --step "$$STEP" --view "$$VIEW" --submission "$$SUBMISSION" --ref "$$REF"
+
+.PHONY: template
+template: $(GW10) ## Instructors: write a learner's copy of this checkout at UPSTREAM_REF (no solutions/, no answer key) to TEMPLATE_OUT, a new git repository.
+	@$(GW10) template --out "$$TEMPLATE_OUT" --ref "$$UPSTREAM_REF"
 
 .PHONY: skeleton
 skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; refuses to overwrite edits).
-	@if [ -z "$(FORCE)" ] && [ -n "$$(git status --porcelain -- step01 2>/dev/null)" ]; then \
+	@if [ -z "$$FORCE" ] && [ -n "$$(git status --porcelain -- step01 2>/dev/null)" ]; then \
 	  echo "step01/ has uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
 	@$(GW10) skeleton
 
@@ -147,10 +167,19 @@ test-kind: ## kind end to end: engine, node image, kind-up, the solution, both c
 
 # make bench: the solution by default; ROUTES the numbers of EdgeRoutes to
 # measure; CHECK_REPORT a `gw10 check --json` report to include.
-BENCH_STEP ?= $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),solutions/step01)
 ROUTES ?= 100,1000,5000
 CHECK_REPORT ?=
+override ROUTES := $(value ROUTES)
+override CHECK_REPORT := $(value CHECK_REPORT)
+# BENCH_STEP: as given, else STEP when given on the command line, else the solution.
+ifneq ($(filter command line environment override,$(origin BENCH_STEP)),)
+override BENCH_STEP := $(value BENCH_STEP)
+else
+override BENCH_STEP := $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),solutions/step01)
+endif
+export ROUTES CHECK_REPORT BENCH_STEP
 
 .PHONY: bench
 bench: $(GW10) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000), against the API server's own limit; reports/bench.*.
-	@$(GW10) bench --step $(BENCH_STEP) --routes $(ROUTES) $(if $(CHECK_REPORT),--check-report $(CHECK_REPORT)) --out reports
+	@set -- ; if [ -n "$$CHECK_REPORT" ]; then set -- --check-report "$$CHECK_REPORT"; fi; \
+	  $(GW10) bench --step "$$BENCH_STEP" --routes "$$ROUTES" "$$@" --out reports

@@ -11,18 +11,18 @@ import (
 	"github.com/10xdev/gw10/harness/steps"
 )
 
-// TestMakeGradeInputsAreData drives the repository Makefile's real `grade`
-// recipe with hostile inputs (backticks, $(), make $(shell), quotes, `;`, a
-// glob) and a stand-in gw10 that records its arguments: nothing the inputs
-// spell may run, and each reaches gw10 as one literal argument (issue 18 §1).
-func TestMakeGradeInputsAreData(t *testing.T) {
+// makeWithStandIn runs a target of the repository Makefile with vars on the
+// command line and a stand-in gw10 that records its arguments, one a line.
+// It fails the test if anything created marker (an input ran as a command)
+// and returns the arguments gw10 received.
+func makeWithStandIn(t *testing.T, marker, target string, vars ...string) []string {
+	t.Helper()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make not installed")
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	dir := t.TempDir()
-	marker := filepath.Join(dir, "pwned")
 	args := filepath.Join(dir, "args")
 	fake := filepath.Join(dir, "gw10")
 	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + args + "\n"
@@ -34,42 +34,68 @@ func TestMakeGradeInputsAreData(t *testing.T) {
 	if err := os.WriteFile(extra, []byte("$(GW10):\n\t@:\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hostile := "main`touch " + marker + "`$(touch " + marker + ")$(shell touch " + marker + ")\"';touch " + marker + ";'*"
-	cmd := exec.Command("make", "--no-print-directory", "-f", "Makefile", "-f", extra, "grade",
-		"GW10="+fake,
-		"SUBMISSION="+hostile,
-		"SUBMISSION_REF="+hostile,
-		"UPSTREAM_REF="+hostile,
-		"GRADE_OUT="+hostile,
-		"STEP="+hostile,
-		"CHECK_FLAGS=--run $(touch "+marker+") `touch "+marker+"` ;touch "+marker+" *")
+	cmd := exec.Command("make", append([]string{"--no-print-directory", "-f", "Makefile", "-f", extra, target, "GW10=" + fake}, vars...)...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("make grade: %v\n%s", err, out)
+		t.Fatalf("make %s: %v\n%s", target, err, out)
 	}
 	if _, err := os.Stat(marker); err == nil {
-		t.Fatalf("an input ran as a command: %s exists\n%s", marker, out)
+		_ = os.Remove(marker) // the next case starts clean
+		t.Fatalf("make %s: an input ran as a command: %s exists\n%s", target, marker, out)
 	}
 	got, err := os.ReadFile(args)
 	if err != nil {
-		t.Fatalf("stand-in gw10 did not run: %v\n%s", err, out)
+		t.Fatalf("make %s: the stand-in gw10 did not run: %v\n%s", target, err, out)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
-	count := 0
-	for _, l := range lines {
-		if l == hostile {
-			count++
-		}
+	return strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+}
+
+// hostileValue spells commands every way a shell or make could run them:
+// backticks, $(), make's $(shell), quotes, `;` and a glob.
+func hostileValue(marker string) string {
+	return "main`touch " + marker + "`$(touch " + marker + ")$(shell touch " + marker + ")\"';touch " + marker + ";'* ${HOME} $$HOME"
+}
+
+// TestMakeInputsAreData drives every target of the repository Makefile that
+// takes an input (make grade, check, watch, diff, hint, bench, skeleton,
+// template) with hostile values: nothing a value spells may run, and each
+// reaches gw10 verbatim as the one argument it names (issues 18 §1, 24).
+func TestMakeInputsAreData(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "pwned")
+	h := hostileValue(marker)
+	flags := "--run $(touch " + marker + ") `touch " + marker + "` ;touch " + marker + " *"
+	flagWords := strings.Fields(flags)
+	cases := []struct {
+		target string
+		vars   []string
+		want   []string
+	}{
+		{"grade", []string{"STEP=" + h, "CLUSTER=" + h, "SUBMISSION=" + h, "SUBMISSION_REF=" + h, "UPSTREAM_REF=" + h, "GRADE_OUT=" + h, "CHECK_FLAGS=" + flags},
+			append([]string{"grade", "--step", h, "--cluster", h, "--submission", h, "--submission-ref", h, "--upstream-ref", h, "--out", h}, flagWords...)},
+		{"check", []string{"STEP=" + h, "CLUSTER=" + h, "CHECK_FLAGS=" + flags},
+			append([]string{"check", "--step", h, "--cluster", h}, flagWords...)},
+		{"watch", []string{"STEP=" + h, "CHECK_FLAGS=" + flags},
+			append([]string{"watch", "--step", h}, flagWords...)},
+		{"diff", []string{"STEP=" + h, "VIEW=" + h, "SUBMISSION=" + h, "REF=" + h},
+			[]string{"diff", "--step", h, "--view", h, "--submission", h, "--ref", h}},
+		{"hint", []string{"ID=" + h}, []string{"hint", "--", h}},
+		{"hint", []string{"ID=-v"}, []string{"hint", "--", "-v"}},
+		{"bench", []string{"STEP=" + h, "ROUTES=" + h, "CHECK_REPORT=" + h},
+			[]string{"bench", "--step", h, "--routes", h, "--check-report", h, "--out", "reports"}},
+		{"bench", []string{"BENCH_STEP=" + h, "ROUTES=" + h},
+			[]string{"bench", "--step", h, "--routes", h, "--out", "reports"}},
+		// A non-empty FORCE skips the check for uncommitted edits.
+		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
+		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
 	}
-	if count != 5 { // step, submission, submission-ref, upstream-ref, out
-		t.Errorf("hostile value reached gw10 verbatim %d times, want 5; args:\n%s", count, got)
-	}
-	// CHECK_FLAGS splits into words, none evaluated or globbed.
-	tail := strings.Join(lines[len(lines)-8:], " ")
-	want := "--run $(touch " + marker + ") `touch " + marker + "` ;touch " + marker + " *"
-	if tail != want {
-		t.Errorf("CHECK_FLAGS words = %q, want %q", tail, want)
+	for _, c := range cases {
+		t.Run(c.target, func(t *testing.T) {
+			got := makeWithStandIn(t, marker, c.target, c.vars...)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("make %s passed gw10\n%q\nwant\n%q", c.target, got, c.want)
+			}
+		})
 	}
 }
 
@@ -77,25 +103,15 @@ func TestMakeGradeInputsAreData(t *testing.T) {
 // must not hide that the learner named it: `make bench STEP=step01` benches
 // step01, and without STEP the solution.
 func TestMakeBenchHonoursAStepOnTheCommandLine(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	marker := filepath.Join(t.TempDir(), "pwned")
 	st := steps.Default()
-	for step, want := range map[string]string{"STEP=" + st.Dir: "--step " + st.Dir + " ", "": "--step " + st.SolutionDir + " "} {
-		args := []string{"--no-print-directory", "-n", "bench"}
-		if step != "" {
-			args = append(args, step)
-		}
-		cmd := exec.Command("make", args...)
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("make %v: %v\n%s", args, err, out)
-		}
-		if !strings.Contains(string(out), want) {
-			t.Errorf("make %v runs:\n%s\nwant %q", args, out, want)
+	for _, c := range []struct {
+		vars []string
+		want string
+	}{{[]string{"STEP=" + st.Dir}, st.Dir}, {nil, st.SolutionDir}} {
+		got := makeWithStandIn(t, marker, "bench", c.vars...)
+		if len(got) < 3 || got[1] != "--step" || got[2] != c.want {
+			t.Errorf("make bench %v runs gw10 %q, want --step %s", c.vars, got, c.want)
 		}
 	}
 }

@@ -36,41 +36,65 @@ type DiffOptions struct {
 	Solution, Learner             string // directories
 	SolutionLabel, LearnerLabel   string // how the diff names them
 	SolutionModule, LearnerModule string
-	// HideMarkers leaves the solution's //gw10: region lines out: they are
-	// the generator's, not code either side wrote.
+	// HideMarkers leaves //gw10: region lines out, on both sides: they are
+	// the generator's, not code either side wrote (a learner who copied the
+	// solution has them too).
 	HideMarkers bool
-	// Skip leaves paths out of the diff; nil: Skipped (bin/ and the
-	// solution-only files).
+	// Skip leaves out files of the solution the learner does not have; nil:
+	// Skipped (bin/ and the solution-only files). A file the learner has is
+	// always compared, with the solution's version or with nothing: every
+	// file the learner added shows, tests included (code in a learner's
+	// *_test.go runs when the grade runs their unit tests). bin/ is left out
+	// on both sides.
 	Skip func(rel string) bool
 }
 
 // Diff returns a unified diff from the solution to the learner's module,
-// leaving out generated and solution-only files.
+// leaving out bin/, the solution-only files the learner does not have and
+// the generated files both sides have (a generated file only one side has
+// shows).
 func Diff(opts DiffOptions) (string, error) {
 	if opts.Skip == nil {
 		opts.Skip = Skipped
 	}
-	files := map[string]bool{}
-	for _, dir := range []string{opts.Solution, opts.Learner} {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	bin := func(rel string) bool { return rel == "bin" || strings.HasPrefix(rel, "bin/") }
+	var sol, lrn map[string]bool
+	for _, side := range []struct {
+		dir string
+		has *map[string]bool
+	}{{opts.Solution, &sol}, {opts.Learner, &lrn}} {
+		has := map[string]bool{}
+		err := filepath.WalkDir(side.dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel(dir, path)
+			rel, _ := filepath.Rel(side.dir, path)
 			rel = filepath.ToSlash(rel)
-			if opts.Skip(rel) {
+			if bin(rel) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if !d.IsDir() && !generated(rel) {
-				files[rel] = true
+			if !d.IsDir() {
+				has[rel] = true
 			}
 			return nil
 		})
 		if err != nil {
-			return "", fmt.Errorf("listing %s: %w", dir, err)
+			return "", fmt.Errorf("listing %s: %w", side.dir, err)
+		}
+		*side.has = has
+	}
+	files := map[string]bool{}
+	for _, has := range []map[string]bool{sol, lrn} {
+		for rel := range has {
+			switch {
+			case !lrn[rel] && opts.Skip(rel):
+			case generated(rel) && sol[rel] && lrn[rel]:
+			default:
+				files[rel] = true
+			}
 		}
 	}
 	names := make([]string, 0, len(files))
@@ -80,14 +104,19 @@ func Diff(opts DiffOptions) (string, error) {
 	sort.Strings(names)
 	var out strings.Builder
 	for _, rel := range names {
-		a := readOrEmpty(filepath.Join(opts.Solution, rel))
+		a, b := "", ""
+		if sol[rel] {
+			a = readOrEmpty(filepath.Join(opts.Solution, rel))
+		}
+		if lrn[rel] {
+			b = readOrEmpty(filepath.Join(opts.Learner, rel))
+		}
 		if opts.SolutionModule != "" {
 			a = strings.ReplaceAll(a, opts.SolutionModule, opts.LearnerModule)
 		}
 		if opts.HideMarkers && strings.HasSuffix(rel, ".go") {
-			a = hideMarkers(a)
+			a, b = hideMarkers(a), hideMarkers(b)
 		}
-		b := readOrEmpty(filepath.Join(opts.Learner, rel))
 		if a == b {
 			continue
 		}
@@ -105,9 +134,11 @@ func Diff(opts DiffOptions) (string, error) {
 }
 
 // LearnerDiff returns what the learner changed in their module (learner,
-// named learnerLabel) against the skeleton they started from: gen's skeleton
-// of the solution, generated into a temporary directory. Generated files are
-// left out, as in Diff; everything else the learner has is compared.
+// named learnerLabel: the module's directory relative to its repository,
+// e.g. step01) against the skeleton they started from: gen's skeleton of the
+// solution, generated into a temporary directory and named
+// skeleton/<learnerLabel>. Generated files are left out, as in Diff;
+// everything else the learner has is compared, //gw10: markers left out.
 func LearnerDiff(ctx context.Context, gen Options, learner, learnerLabel string) (string, error) {
 	tmp, err := os.MkdirTemp("", "gw10-skeleton-")
 	if err != nil {
@@ -121,7 +152,7 @@ func LearnerDiff(ctx context.Context, gen Options, learner, learnerLabel string)
 	}
 	return Diff(DiffOptions{
 		Solution: gen.Dst, Learner: learner,
-		SolutionLabel: "skeleton/" + learnerLabel, LearnerLabel: learnerLabel,
+		SolutionLabel: "skeleton/" + learnerLabel, LearnerLabel: learnerLabel, HideMarkers: true,
 		Skip: func(rel string) bool { return rel == "bin" || strings.HasPrefix(rel, "bin/") },
 	})
 }
