@@ -1,0 +1,193 @@
+package grade
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/steps"
+)
+
+// workbookRoot is the repository this test runs in.
+func workbookRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root, err := filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skipf("%s is not a git checkout: make template copies a commit", root)
+	}
+	return root
+}
+
+// solutionRegionLines are the distinctive lines (30 characters or more) of
+// every step's solution regions: the answers.
+func solutionRegionLines(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	lines := map[string]bool{}
+	for _, st := range steps.All() {
+		err := filepath.WalkDir(filepath.Join(root, st.SolutionDir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			in := false
+			for _, line := range strings.Split(string(data), "\n") {
+				text := strings.TrimSpace(line)
+				switch {
+				case strings.HasPrefix(text, "//gw10:begin"):
+					in = true
+				case strings.HasPrefix(text, "//gw10:end"):
+					in = false
+				case in && !strings.HasPrefix(text, "//gw10:") && len(text) >= 30:
+					lines[text] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("the solutions have no region lines: nothing to look for")
+	}
+	return lines
+}
+
+// TestTheLearnersCopyHoldsNoSolutionAndWorks: make template writes a new
+// repository of one commit with none of what LearnerCopyOmits lists (no
+// file quoting two or more lines of the solution's regions, no object of
+// the upstream's history), in which make check's recipe stands, the step
+// and the harness build, and the harness grades it — as a submission to the
+// upstream and as the learner's own feedback run — without refusing
+// anything (issue 18 §5: docs/instructors.md says a learner's copy has no
+// solutions/).
+func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
+	ctx := context.Background()
+	root := workbookRoot(t)
+	st := steps.Default()
+	omit := LearnerCopyOmits(steps.All())
+	out := filepath.Join(t.TempDir(), "gw10-learner")
+	commit, upstream, err := Template(ctx, TemplateOptions{Root: root, Ref: "HEAD", Out: out, Omit: omit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upstream == "" || commit == "" {
+		t.Fatalf("commits %q (copy), %q (upstream)", commit, upstream)
+	}
+
+	for _, o := range omit {
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(o.Path)))
+		switch {
+		case o.Stub != "" && err == nil && string(data) != o.Stub:
+			t.Errorf("%s is not the stub that stands in for it:\n%s", o.Path, data)
+		case o.Stub == "" && !os.IsNotExist(err):
+			if _, serr := os.Stat(filepath.Join(out, filepath.FromSlash(o.Path))); !os.IsNotExist(serr) {
+				t.Errorf("the copy holds %s (%s)", o.Path, o.Why)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "solutions")); !os.IsNotExist(err) {
+		t.Errorf("the copy holds a solutions/ directory (stat: %v)", err)
+	}
+	regions := solutionRegionLines(t, root)
+	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var quoted []string
+		for line := range regions {
+			if strings.Contains(string(data), line) {
+				quoted = append(quoted, line)
+			}
+		}
+		if len(quoted) >= 2 {
+			rel, _ := filepath.Rel(out, path)
+			t.Errorf("%s ships %d lines of the solution's regions, e.g. %q: add it to LearnerCopyOmits", rel, len(quoted), quoted[0])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.TrimSpace(run(t, out, "git", "rev-list", "--count", "--all")); n != "1" {
+		t.Errorf("the copy has %s commits, want 1 (the upstream's history holds the solution)", n)
+	}
+	if objs := run(t, out, "git", "rev-list", "--objects", "--all"); strings.Contains(objs, st.SolutionDir) {
+		t.Errorf("the copy's objects name %s:\n%s", st.SolutionDir, objs)
+	}
+
+	// make check's recipe stands in the copy.
+	if _, err := exec.LookPath("make"); err == nil {
+		cmd := exec.Command("make", "--no-print-directory", "-n", "check")
+		cmd.Dir = out
+		b, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(b), "bin/gw10 check --step") {
+			t.Errorf("make -n check in the copy: %v\n%s", err, b)
+		}
+	}
+	// The step and the harness build from the copy's own workspace (its
+	// go.work names no solution). About 20 s on 2 cores: skipped with -short.
+	if !testing.Short() {
+		cmd := exec.Command("go", "build", "./"+st.Dir+"/...", "./harness/cmd/gw10")
+		cmd.Dir = out
+		cmd.Env = append(os.Environ(), "GOWORK=", "GOFLAGS=-mod=readonly")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go build in the copy: %v\n%s", err, b)
+		}
+	}
+
+	// The upstream grades a repository made from the copy, refusing nothing;
+	// what the copy leaves out reads as ignored, never as a reason.
+	tree := assemble(t, Options{Root: root, Submission: out, Step: st.Dir, Leave: []string{st.SolutionDir}})
+	if !tree.Grading.Gradable || !tree.Grading.Official {
+		t.Errorf("the upstream does not grade the learner's copy: %+v", tree.Grading)
+	}
+	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0"}
+	if foreign, err := ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed); err != nil || len(foreign) > 0 {
+		t.Errorf("the copy's step imports from outside: %v %v", foreign, err)
+	}
+	// And the copy's own make grade (feedback on its working tree).
+	own := assemble(t, Options{Root: out, Step: st.Dir, Leave: []string{st.SolutionDir}})
+	if !own.Grading.Gradable {
+		t.Errorf("the learner's copy does not grade itself: %+v", own.Grading)
+	}
+}
+
+// TestTemplateRefusesAnOccupiedOrInsideDirectory: a learner's copy goes
+// into a new directory outside the workbook, never over files.
+func TestTemplateRefusesAnOccupiedOrInsideDirectory(t *testing.T) {
+	ctx := context.Background()
+	upstream := newUpstream(t)
+	busy := t.TempDir()
+	write(t, busy, "keep.txt", "mine\n")
+	for _, out := range []string{busy, filepath.Join(upstream, "learner")} {
+		if _, _, err := Template(ctx, TemplateOptions{Root: upstream, Out: out}); err == nil {
+			t.Errorf("Template into %s: no error", out)
+		}
+	}
+	if got := read(t, filepath.Join(busy, "keep.txt")); got != "mine\n" {
+		t.Errorf("keep.txt = %q", got)
+	}
+}
