@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/10xdev/gw10/harness/skeleton"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -33,30 +34,16 @@ func solutionRegionLines(t *testing.T, root string) map[string]bool {
 	t.Helper()
 	lines := map[string]bool{}
 	for _, st := range steps.All() {
-		err := filepath.WalkDir(filepath.Join(root, st.SolutionDir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			in := false
-			for _, line := range strings.Split(string(data), "\n") {
-				text := strings.TrimSpace(line)
-				switch {
-				case strings.HasPrefix(text, "//gw10:begin"):
-					in = true
-				case strings.HasPrefix(text, "//gw10:end"):
-					in = false
-				case in && !strings.HasPrefix(text, "//gw10:") && len(text) >= 30:
-					lines[text] = true
-				}
-			}
-			return nil
-		})
+		regions, err := skeleton.RegionLines(filepath.Join(root, st.SolutionDir))
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, rl := range regions {
+			for _, l := range rl {
+				if len(l) >= 30 {
+					lines[l] = true
+				}
+			}
 		}
 	}
 	if len(lines) == 0 {

@@ -176,3 +176,42 @@ func readOrEmpty(path string) string {
 	}
 	return string(b)
 }
+
+// RegionLines returns the lines of the exercise regions of every Go file of
+// the solution module at dir (by path relative to dir, slash-separated),
+// trimmed, the //gw10: lines left out: the answers, which a learner's copy
+// must not quote and a learner's diff shows filled in.
+func RegionLines(dir string) (map[string][]string, error) {
+	out := map[string][]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		in := false
+		for _, line := range strings.Split(string(data), "\n") {
+			text := strings.TrimSpace(line)
+			switch {
+			case strings.HasPrefix(text, "//gw10:begin"):
+				in = true
+				if out[rel] == nil {
+					out[rel] = []string{}
+				}
+			case strings.HasPrefix(text, "//gw10:end"):
+				in = false
+			case in && !strings.HasPrefix(text, "//gw10:"):
+				out[rel] = append(out[rel], text)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the regions of %s: %w", dir, err)
+	}
+	return out, nil
+}

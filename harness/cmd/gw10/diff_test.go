@@ -153,35 +153,17 @@ func TestDiffOfASolvedSubmissionShowsOnlyTheRegions(t *testing.T) {
 	}
 	// What may differ: lines of the solution's regions (+), the skeleton's
 	// TODO comments and stubs (-), and imports the stubs did not need (+).
-	regionLines := map[string]bool{}
-	regionFiles := map[string]bool{}
-	sol := filepath.Join(workbook, st.SolutionDir)
-	err := filepath.WalkDir(sol, func(path string, de os.DirEntry, err error) error {
-		if err != nil || de.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		in := false
-		for _, line := range strings.Split(string(data), "\n") {
-			trimmed := strings.TrimSpace(line)
-			switch {
-			case strings.HasPrefix(trimmed, "//gw10:begin"):
-				in = true
-				rel, _ := filepath.Rel(sol, path)
-				regionFiles[st.Dir+"/"+filepath.ToSlash(rel)] = true
-			case strings.HasPrefix(trimmed, "//gw10:end"):
-				in = false
-			case in && !strings.HasPrefix(trimmed, "//gw10:"):
-				regionLines[strings.ReplaceAll(trimmed, st.SolutionModule, st.Module)] = true
-			}
-		}
-		return nil
-	})
+	regions, err := skeleton.RegionLines(filepath.Join(workbook, st.SolutionDir))
 	if err != nil {
 		t.Fatal(err)
+	}
+	regionLines := map[string]bool{}
+	regionFiles := map[string]bool{}
+	for rel, lines := range regions {
+		regionFiles[st.Dir+"/"+rel] = true
+		for _, l := range lines {
+			regionLines[strings.ReplaceAll(l, st.SolutionModule, st.Module)] = true
+		}
 	}
 	if d == "" {
 		t.Fatal("no diff: the skeleton has no regions to fill")
