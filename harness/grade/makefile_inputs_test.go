@@ -17,6 +17,13 @@ import (
 // and returns the arguments gw10 received.
 func makeWithStandIn(t *testing.T, marker, target string, vars ...string) []string {
 	t.Helper()
+	return makeWithStandInEnv(t, marker, target, nil, vars...)
+}
+
+// makeWithStandInEnv is makeWithStandIn with env added to make's environment
+// (a bot may pass its inputs that way).
+func makeWithStandInEnv(t *testing.T, marker, target string, env []string, vars ...string) []string {
+	t.Helper()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make not installed")
 	}
@@ -36,6 +43,7 @@ func makeWithStandIn(t *testing.T, marker, target string, vars ...string) []stri
 	}
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-f", "Makefile", "-f", extra, target, "GW10=" + fake}, vars...)...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("make %s: %v\n%s", target, err, out)
@@ -94,6 +102,17 @@ func TestMakeInputsAreData(t *testing.T) {
 			got := makeWithStandIn(t, marker, c.target, c.vars...)
 			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 				t.Errorf("make %s passed gw10\n%q\nwant\n%q", c.target, got, c.want)
+			}
+			// The same values from make's environment instead of its command
+			// line (make bench takes STEP only from the command line: one
+			// exported for make check must not turn the bench from the solution).
+			want := c.want
+			if c.target == "bench" && strings.HasPrefix(c.vars[0], "STEP=") {
+				want = append([]string{"bench", "--step", steps.Default().SolutionDir}, c.want[3:]...)
+			}
+			got = makeWithStandInEnv(t, marker, c.target, c.vars)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("make %s with the inputs in its environment passed gw10\n%q\nwant\n%q", c.target, got, want)
 			}
 		})
 	}
