@@ -162,6 +162,25 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	}
 }
 
+// TestTheTemplateDocsListWhatItLeavesOut: docs/instructors.md's table of
+// what a learner's copy leaves out names every path LearnerCopyOmits does.
+func TestTheTemplateDocsListWhatItLeavesOut(t *testing.T) {
+	doc := read(t, filepath.Join("..", "..", "docs", "instructors.md"))
+	start := strings.Index(doc, "## A learner's copy: `make template`")
+	if start < 0 {
+		t.Fatal("docs/instructors.md has no section on make template")
+	}
+	section := doc[start:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	for _, o := range LearnerCopyOmits(steps.All()) {
+		if !strings.Contains(section, "`"+o.Path+"`") && !strings.Contains(section, "`"+o.Path+"/`") {
+			t.Errorf("docs/instructors.md does not say a learner's copy leaves out %s (%s)", o.Path, o.Why)
+		}
+	}
+}
+
 // TestTemplateRefusesAnOccupiedOrInsideDirectory: a learner's copy goes
 // into a new directory outside the workbook, never over files.
 func TestTemplateRefusesAnOccupiedOrInsideDirectory(t *testing.T) {
