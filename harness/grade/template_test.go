@@ -56,7 +56,7 @@ func solutionRegionLines(t *testing.T, root string) map[string]bool {
 // repository of one commit with none of what LearnerCopyOmits lists (no
 // file quoting two or more lines of the solution's regions, no object of
 // the upstream's history), in which make check's recipe stands, the step
-// and the harness build, and the harness grades it — as a submission to the
+// builds, the harness's packages resolve, and the harness grades it — as a submission to the
 // upstream and as the learner's own feedback run — without refusing
 // anything (issue 18 §5: docs/instructors.md says a learner's copy has no
 // solutions/).
