@@ -106,15 +106,18 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 func stageFailure(i int) int { return -2 - i }
 
 // firstFailure is the failure shown in full: the index of the first failing
-// check, else stageFailure(i) of the first failed stage, else -1.
+// check, else stageFailure(i) of the stage that stopped the run, else -1.
+// Stages run in order and the run stops at the first one that blocks; one
+// that does not block (the unit tests) may have failed before it, so the
+// blocker is the last failed stage.
 func (r *Report) firstFailure() int {
 	for i, c := range r.Checks {
 		if c.Status == Fail {
 			return i
 		}
 	}
-	for i, st := range r.Stages {
-		if st.Status == Fail {
+	for i := len(r.Stages) - 1; i >= 0; i-- {
+		if r.Stages[i].Status == Fail {
 			return stageFailure(i)
 		}
 	}

@@ -159,20 +159,38 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	}
 }
 
-// TestAStagesOneLineIsItsHint: a stage that failed after another one (the
-// card's sketch: the unit tests, then start controller for a missing RBAC
-// marker) shows its hint in its one line, the marker to add, not only what
-// went wrong.
-func TestAStagesOneLineIsItsHint(t *testing.T) {
+// TestTheStageThatStoppedTheRunIsShownInFull: the card's sketch fails the
+// unit tests (which do not stop a run) and then start controller (which
+// does, for a missing RBAC marker): the block in full is start
+// controller's, its hint the marker to add; the unit tests get one line, and
+// the closing line names the stage that stopped the run.
+func TestTheStageThatStoppedTheRunIsShownInFull(t *testing.T) {
 	r := run(func(r *Report) {
 		r.Stages[2].Status, r.Stages[2].Detail = Fail, "go test in step07:\n--- FAIL: TestX (0.00s)\n    x_test.go:9: wrong\nFAIL"
 		r.Stages = append(r.Stages, Stage{Name: "start controller", Status: Fail, Detail: "the controller runs but its workers have not started after 3s\n" +
 			"cause: the controller is forbidden to list \"services\"\nhint:  add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=\"\",resources=services,verbs=get;list;watch"})
+		for i := range r.Checks {
+			r.Checks[i].Status, r.Checks[i].Message = Skip, "not run"
+		}
 	})
+	r.Finish()
 	var out bytes.Buffer
 	r.Terminal(&out)
-	if want := "  FAIL stage start controller: add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=\"\",resources=services,verbs=get;list;watch\n"; !strings.Contains(out.String(), want) {
-		t.Errorf("the stage's one line is not its hint %q:\n%s", want, out.String())
+	got := out.String()
+	for _, want := range []string{
+		"\nFAIL stage start controller (",
+		"hint:  add the RBAC marker above Reconcile: // +kubebuilder:rbac:groups=\"\",resources=services,verbs=get;list;watch",
+		"\n  FAIL stage unit tests: x_test.go:9: wrong\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\nFAIL stage unit tests") {
+		t.Errorf("the unit tests, which did not stop the run, are shown in full:\n%s", got)
+	}
+	if l := r.ClosingLine(View{}); !strings.Contains(l, "no check ran, as the start controller stage failed. Fix the start controller stage (above)") {
+		t.Errorf("the closing line does not name the stage that stopped the run: %q", l)
 	}
 }
 
