@@ -193,19 +193,19 @@ func RegionLines(dir string) (map[string][]string, error) {
 		}
 		rel, _ := filepath.Rel(dir, path)
 		rel = filepath.ToSlash(rel)
-		in := false
-		for _, line := range strings.Split(string(data), "\n") {
-			text := strings.TrimSpace(line)
-			switch {
-			case strings.HasPrefix(text, "//gw10:begin"):
-				in = true
-				if out[rel] == nil {
-					out[rel] = []string{}
+		regions, err := Regions(rel, string(data))
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(data), "\n")
+		for _, r := range regions {
+			if out[rel] == nil {
+				out[rel] = []string{}
+			}
+			for _, line := range lines[r.Begin : r.End-1] { // between the markers
+				if text := strings.TrimSpace(line); !strings.HasPrefix(text, "//gw10:") {
+					out[rel] = append(out[rel], text)
 				}
-			case strings.HasPrefix(text, "//gw10:end"):
-				in = false
-			case in && !strings.HasPrefix(text, "//gw10:"):
-				out[rel] = append(out[rel], text)
 			}
 		}
 		return nil

@@ -16,7 +16,6 @@
 package skeleton
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
@@ -138,27 +137,62 @@ func transform(rel string, data []byte, opts Options) ([]byte, error) {
 	return out, nil
 }
 
-// Stub replaces every exercise region of a Go file with its TODO and stub.
-func Stub(name, src, step string) (string, error) {
-	var out strings.Builder
-	var todo, stub []string
-	inRegion, indent, beginLine := false, "", 0
-	sc := bufio.NewScanner(strings.NewReader(src))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+// Region is one exercise region of a Go file: its ID and the lines of its
+// //gw10:begin and //gw10:end markers (1-based).
+type Region struct {
+	ID         string
+	Begin, End int
+}
+
+// Regions finds the exercise regions of a Go file, and refuses a region
+// that begins inside another, ends without a begin, or is never closed.
+// It is the one parser of the markers: Stub, RegionLines and the
+// generated mutants all read regions through it.
+func Regions(name, src string) ([]Region, error) {
+	var out []Region
+	var cur *Region
+	for n, line := range strings.Split(src, "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, "//gw10:begin"):
-			if inRegion {
-				return "", fmt.Errorf("%s:%d: region begins inside the region of line %d", name, n, beginLine)
+			if cur != nil {
+				return nil, fmt.Errorf("%s:%d: region begins inside the region of line %d", name, n+1, cur.Begin)
 			}
-			inRegion, indent, beginLine = true, line[:len(line)-len(strings.TrimLeft(line, " \t"))], n
-			todo, stub = nil, nil
+			cur = &Region{ID: directiveText(trimmed, "//gw10:begin"), Begin: n + 1}
 		case strings.HasPrefix(trimmed, "//gw10:end"):
-			if !inRegion {
-				return "", fmt.Errorf("%s:%d: region end without a begin", name, n)
+			if cur == nil {
+				return nil, fmt.Errorf("%s:%d: region end without a begin", name, n+1)
 			}
+			cur.End = n + 1
+			out = append(out, *cur)
+			cur = nil
+		}
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("%s:%d: region is never closed with //gw10:end", name, cur.Begin)
+	}
+	return out, nil
+}
+
+// Stub replaces every exercise region of a Go file with its TODO and stub.
+func Stub(name, src, step string) (string, error) {
+	regions, err := Regions(name, src)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	var todo, stub []string
+	indent, next := "", 0 // next: the index of the region not yet ended
+	lines := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
+	for i, line := range lines {
+		n := i + 1
+		trimmed := strings.TrimSpace(line)
+		inRegion := next < len(regions) && n >= regions[next].Begin
+		switch {
+		case inRegion && n == regions[next].Begin:
+			indent = line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+			todo, stub = nil, nil
+		case inRegion && n == regions[next].End:
 			for i, t := range todo {
 				if i == 0 {
 					fmt.Fprintf(&out, "%s// TODO(%s): %s\n", indent, step, t)
@@ -173,7 +207,7 @@ func Stub(name, src, step string) (string, error) {
 					out.WriteString(indent + s + "\n")
 				}
 			}
-			inRegion = false
+			next++
 		case inRegion && strings.HasPrefix(trimmed, "//gw10:todo"):
 			todo = append(todo, directiveText(trimmed, "//gw10:todo"))
 		case inRegion && strings.HasPrefix(trimmed, "//gw10:stub"):
@@ -183,12 +217,6 @@ func Stub(name, src, step string) (string, error) {
 		default:
 			out.WriteString(line + "\n")
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	if inRegion {
-		return "", fmt.Errorf("%s:%d: region is never closed with //gw10:end", name, beginLine)
 	}
 	return out.String(), nil
 }

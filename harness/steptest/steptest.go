@@ -4,11 +4,10 @@
 package steptest
 
 import (
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/modcopy"
 )
 
 // Copy copies a step module (without bin/) to a temporary directory: runs
@@ -16,26 +15,8 @@ import (
 func Copy(t testing.TB, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() && rel == "bin" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copying %s: %v", src, err)
+	if err := modcopy.Copy(src, dst); err != nil {
+		t.Fatal(err)
 	}
 	return dst
 }
@@ -46,10 +27,9 @@ func Copy(t testing.TB, src string) string {
 // It returns the environment that selects the workspace.
 func Workspace(t testing.TB, root, dir string) []string {
 	t.Helper()
-	work := filepath.Join(filepath.Dir(dir), "go.work")
-	body := fmt.Sprintf("go 1.26.0\n\nuse (\n\t%s\n\t%s\n)\n", filepath.Join(root, "harness"), dir)
-	if err := os.WriteFile(work, []byte(body), 0o644); err != nil {
+	env, err := modcopy.Workspace(root, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return []string{"GOWORK=" + work}
+	return env
 }
