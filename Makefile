@@ -41,10 +41,12 @@ override REF := $(value REF)
 override ID := $(value ID)
 override FORCE := $(value FORCE)
 override TEMPLATE_OUT := $(value TEMPLATE_OUT)
+override SAMPLE := $(value SAMPLE)
+override SEED := $(value SEED)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT SAMPLE SEED
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -64,8 +66,9 @@ help: ## Show this help.
 # binary alone takes 2-3 s, and its line would repeat on every target.)
 .PHONY: $(GW10)
 $(GW10):
-	@PROGRESS_QUIET=5 sh scripts/progress.sh "building the gw10 harness (first run on a fresh machine: about 5 minutes on 2 cores; later runs: seconds) ..." -- \
-	  go build -o $(GW10) ./harness/cmd/gw10
+	@if [ -x $(GW10) ]; then msg="bringing the gw10 harness up to date (seconds; longer on a busy machine) ..."; \
+	  else msg="building the gw10 harness (first run on a fresh machine: about 5 minutes on 2 cores; later runs: seconds) ..."; fi; \
+	  PROGRESS_QUIET=5 sh scripts/progress.sh "$$msg" -- go build -o $(GW10) ./harness/cmd/gw10
 
 .PHONY: assets
 assets: $(GW10) ## Obtain the envtest binaries (first run builds them from source: minutes).
@@ -109,6 +112,10 @@ skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; ref
 	@if [ -z "$$FORCE" ] && [ -n "$$(git status --porcelain -- step01 2>/dev/null)" ]; then \
 	  echo "step01/ has uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
 	@$(GW10) skeleton
+
+.PHONY: mutants
+mutants: $(GW10) ## Maintainers: score the checks against mutants generated in the solution's regions (SAMPLE=N SEED=S; about a minute each).
+	@$(GW10) mutants --sample "$${SAMPLE:-0}" --seed "$${SEED:-1}"
 
 .PHONY: proxy
 proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it).

@@ -9,6 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -39,12 +42,18 @@ func StartEnvtest(ctx context.Context, dir string, progress io.Writer) (*Envtest
 		}
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: res.Dir}
+	// envtest's own 20 s is short on a busy 2-core machine (a learner's
+	// laptop compiling, or CI): kube-apiserver then "fails" while starting.
+	// KUBEBUILDER_CONTROLPLANE_START_TIMEOUT, when set, still decides.
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		env.ControlPlaneStartTimeout = controlPlaneStartTimeout
+	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	env.ControlPlane.GetAPIServer().CertDir = certDir
 	cfg, err := env.Start()
 	if err != nil {
 		_ = env.Stop()
-		return nil, fmt.Errorf("starting kube-apiserver and etcd (binaries in %s): %w", res.Dir, err)
+		return nil, fmt.Errorf("starting kube-apiserver and etcd (binaries in %s): %w\nhint:  %s", res.Dir, err, busyHint())
 	}
 	return &Envtest{Dir: dir, Config: cfg, env: env}, nil
 }
@@ -72,4 +81,21 @@ func (e *Envtest) Stop() error {
 		return fmt.Errorf("stopping the control plane: %w", err)
 	}
 	return nil
+}
+
+// controlPlaneStartTimeout is how long each of etcd and kube-apiserver may
+// take to start.
+const controlPlaneStartTimeout = 90 * time.Second
+
+// busyHint says what to do when the control plane did not start: nothing in
+// the learner's code starts it, so it is the machine.
+func busyHint() string {
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			load = fmt.Sprintf(" (load average %s on %d cores)", f[0], runtime.NumCPU())
+		}
+	}
+	return "nothing in your code starts the control plane: the machine was too busy to start it in time" + load +
+		"; run make check again when it is quieter, or raise the wait with KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=3m"
 }

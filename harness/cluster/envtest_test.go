@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +84,15 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(string(b))
 	return len(b), nil
+}
+
+// TestAControlPlaneThatDidNotStartSaysWhatToDo: the learner's code has no
+// part in it; the hint says so, with the load, and how to wait longer.
+func TestAControlPlaneThatDidNotStartSaysWhatToDo(t *testing.T) {
+	h := busyHint()
+	for _, want := range []string{"nothing in your code starts the control plane", "load average", "run make check again", "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT="} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the hint %q does not say %q", h, want)
+		}
+	}
 }
