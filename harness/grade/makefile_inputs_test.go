@@ -67,7 +67,7 @@ func hostileValue(marker string) string {
 
 // TestMakeInputsAreData drives every target of the repository Makefile that
 // takes an input (make grade, check, watch, diff, hint, bench, skeleton,
-// template) with hostile values: nothing a value spells may run, and each
+// template, mutants) with hostile values: nothing a value spells may run, and each
 // reaches gw10 verbatim as the one argument it names (issues 18 §1, 24).
 func TestMakeInputsAreData(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "pwned")
@@ -96,6 +96,7 @@ func TestMakeInputsAreData(t *testing.T) {
 		// A non-empty FORCE skips the check for uncommitted edits.
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
+		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h}, []string{"mutants", "--sample", h, "--seed", h}},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {

@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"hint":          {"print the longer hint of a check", runHint},
 		"proxy":         {"run the stand-in proxy (the data plane the checks use) for the hand-run tasks; Ctrl-C stops it", runProxy},
 		"bench":         {"measure how a step's controller scales with the number of EdgeRoutes, against the API server's own limit", runBench},
+		"mutants":       {"score the checks against mutants generated in the solution's exercise regions (--sample N --seed S; --list)", runMutants},
 		"kind-image":    {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}
 }
