@@ -375,7 +375,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, st := range r.Stages {
 		if st.Status == Fail {
-			fmt.Fprintf(w, "**Stage `%s` failed:**\n\n```\n%s\n```\n\n", st.Name, st.Detail)
+			fmt.Fprintf(w, "**Stage `%s` failed:**\n\n%s\n\n", st.Name, codeBlock(st.Detail))
 		}
 	}
 	if len(r.Checks) > 0 {
@@ -392,7 +392,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, c := range r.Checks {
 		if c.Status == Fail {
-			fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %s</summary>\n\n```\n%s\n```\n\n</details>\n", c.ID, c.Title, failureText(c))
+			fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %s</summary>\n\n%s\n\n</details>\n", c.ID, c.Title, codeBlock(failureText(c)))
 		}
 	}
 	return nil
@@ -406,4 +406,22 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// codeBlock fences text (learner output: compiler errors, test logs) so that
+// nothing in it can end the block: the fence is longer than any run of
+// backticks in the text (CommonMark closes a fence only with one at least as
+// long), so a printed fence, heading or "<!--" stays text.
+func codeBlock(text string) string {
+	longest, run := 0, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + text + "\n" + fence
 }

@@ -37,11 +37,13 @@ func MaybeHelper() {
 //
 //	useradd NAME                 create the sandbox user (system user, no home, no shell)
 //	prepare -user NAME DIR       DIR: group NAME, 0750; DIR/home and DIR/tmp: NAME's, 0700
-//	run -user NAME [limits] -cwd DIR [-env K=V]... [-hide DIR]... -- PROG ARGS...
-//	                             in a mount namespace of its own where each -hide DIR
-//	                             is an empty read-only directory, become NAME (no
-//	                             groups, no new privileges) in a new session, with the
-//	                             limits, and exec PROG
+//	run -user NAME -scratch DIR [limits] -cwd DIR [-env K=V]... [-hide DIR]... -- PROG ARGS...
+//	                             in mount and IPC namespaces of its own, where the
+//	                             world-writable directories are empty tmpfs of its own
+//	                             (the scratch directory kept) and each -hide DIR is an
+//	                             empty read-only directory, become NAME (no groups, no
+//	                             new privileges) in a new session, with the limits, and
+//	                             exec PROG
 //	kill -user NAME              as NAME, SIGKILL every process of NAME
 //	clean -user NAME DIR         as NAME, remove DIR/home, DIR/tmp and NAME's files in
 //	                             the world-writable directories
@@ -189,6 +191,7 @@ func helperRun(args []string) error {
 	name := fs.String("user", "", "the sandbox user")
 	cwd := fs.String("cwd", "/", "working directory")
 	var env, hide envFlag
+	scratch := fs.String("scratch", "", "the sandbox's scratch directory, kept visible")
 	fs.Var(&env, "env", "K=V, repeated: the whole environment")
 	fs.Var(&hide, "hide", "a directory the program sees empty, repeated")
 	var l Limits
@@ -213,7 +216,7 @@ func helperRun(args []string) error {
 	// The thread that drops privileges is the one that sets the parent-death
 	// signal and execs: both are per thread.
 	runtime.LockOSThread()
-	if err := hideDirs(hide); err != nil {
+	if err := isolate(*scratch, hide); err != nil {
 		return err
 	}
 	if err := setLimits(l); err != nil {
@@ -240,23 +243,52 @@ func helperRun(args []string) error {
 	return fmt.Errorf("exec %s: %w", prog, syscall.Exec(prog, fs.Args(), env))
 }
 
-// hideDirs gives the calling thread (which execs the program) a mount
-// namespace of its own, whose mounts propagate nowhere, and mounts an
-// empty read-only tmpfs on each directory: the program, and every process
-// it starts, sees them empty.
-func hideDirs(dirs []string) error {
-	if len(dirs) == 0 {
-		return nil
+// isolate gives the calling thread (which execs the program) mount and
+// IPC namespaces of its own, whose mounts propagate nowhere: each
+// world-writable directory is a fresh tmpfs, gone with the program (the
+// scratch directory, under one of them, bound back in place); System V
+// IPC objects die with the namespace; and each directory of hide reads
+// empty and refuses writes.
+func isolate(scratch string, hide []string) error {
+	if !filepath.IsAbs(scratch) || filepath.Clean(scratch) == "/" {
+		return fmt.Errorf("the scratch directory %q: not an absolute directory below /", scratch)
 	}
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("a mount namespace to hide %s in: %w", strings.Join(dirs, ", "), err)
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC); err != nil {
+		return fmt.Errorf("mount and IPC namespaces for the program: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
 	}
-	for _, d := range dirs {
+	// A handle on the scratch directory from before anything covers it.
+	fd, err := unix.Open(scratch, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the scratch directory %s: %w", scratch, err)
+	}
+	defer unix.Close(fd)
+	seen := map[string]bool{}
+	for _, d := range worldWritable {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := unix.Mount("gw10-scratch", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=256m,mode=1777"); err != nil {
+			return fmt.Errorf("a private %s: %w", d, err)
+		}
+	}
+	if _, err := os.Stat(scratch); err != nil {
+		if err := os.MkdirAll(scratch, 0o755); err != nil {
+			return fmt.Errorf("the scratch directory's place: %w", err)
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), scratch, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding the scratch directory back: %w", err)
+		}
+	}
+	for _, d := range hide {
 		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
 			return fmt.Errorf("hide %q: not an absolute directory below /", d)
+		}
+		if _, err := os.Stat(d); err != nil {
+			continue // under a private world-writable directory: gone already
 		}
 		flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 		if err := unix.Mount("gw10-hidden", d, "tmpfs", flags, "size=4k,mode=0555"); err != nil {
@@ -333,8 +365,11 @@ func helperKill(args []string) error {
 }
 
 // worldWritable are where an unprivileged user can leave files outside its
-// sandbox directory.
-var worldWritable = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"}
+// sandbox directory: what a program leaves there would outlive it and reach
+// the next grade of the same user (a controller left a binary in /run/lock
+// that the next submission ran). Each program sees them as tmpfs of its own
+// (isolate); clean removes what the user owns there all the same.
+var worldWritable = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"}
 
 func helperClean(args []string) error {
 	a, dir, err := dirOp("clean", args)

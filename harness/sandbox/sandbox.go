@@ -514,7 +514,7 @@ func (s *Sandbox) Command(spec Spec) *exec.Cmd {
 	if dir == "" {
 		dir = s.Home()
 	}
-	args := []string{"-user", s.name, "-cwd", dir,
+	args := []string{"-user", s.name, "-scratch", s.dir, "-cwd", dir,
 		"-cpu", l.CPU.String(),
 		"-data", strconv.FormatUint(l.Memory, 10),
 		"-as", strconv.FormatUint(l.AddressSpace, 10),

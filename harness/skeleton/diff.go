@@ -3,6 +3,8 @@ package skeleton
 import (
 	"context"
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,7 +59,10 @@ func Diff(opts DiffOptions) (string, error) {
 	if opts.Skip == nil {
 		opts.Skip = Skipped
 	}
-	bin := func(rel string) bool { return rel == "bin" || strings.HasPrefix(rel, "bin/") }
+	// bin/ holds what the build made; Go files there are code, and show.
+	bin := func(rel string, dir bool) bool {
+		return (rel == "bin" || strings.HasPrefix(rel, "bin/")) && !dir && !strings.HasSuffix(rel, ".go")
+	}
 	var sol, lrn map[string]bool
 	for _, side := range []struct {
 		dir string
@@ -70,10 +75,7 @@ func Diff(opts DiffOptions) (string, error) {
 			}
 			rel, _ := filepath.Rel(side.dir, path)
 			rel = filepath.ToSlash(rel)
-			if bin(rel) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
+			if bin(rel, d.IsDir()) {
 				return nil
 			}
 			if !d.IsDir() {
@@ -153,16 +155,48 @@ func LearnerDiff(ctx context.Context, gen Options, learner, learnerLabel string)
 	return Diff(DiffOptions{
 		Solution: gen.Dst, Learner: learner,
 		SolutionLabel: "skeleton/" + learnerLabel, LearnerLabel: learnerLabel, HideMarkers: true,
-		Skip: func(rel string) bool { return rel == "bin" || strings.HasPrefix(rel, "bin/") },
+		Skip: func(rel string) bool {
+			return (rel == "bin" || strings.HasPrefix(rel, "bin/")) && !strings.HasSuffix(rel, ".go")
+		},
 	})
 }
 
-// hideMarkers drops the //gw10: lines of a solution file.
+// hideMarkers drops the //gw10: marker lines of a Go file: a line whose
+// only token is a line comment starting //gw10:. A line that merely starts
+// with the text — inside a block comment, before code on the same line —
+// is code someone wrote and stays (a submission hid an exec behind
+// "/*\n//gw10:stub */ syscall.Exec(…) /*").
 func hideMarkers(src string) string {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	var sc scanner.Scanner
+	sc.Init(file, []byte(src), func(token.Position, string) {}, scanner.ScanComments)
+	tokens := map[int]int{} // line: how many tokens touch it
+	marker := map[int]bool{}
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // an automatic semicolon: not written
+		}
+		first := file.Line(pos)
+		last := first
+		if lit != "" {
+			last = file.Line(pos + token.Pos(len(lit)) - 1)
+		}
+		for l := first; l <= last; l++ {
+			tokens[l]++
+		}
+		if tok == token.COMMENT && strings.HasPrefix(lit, "//gw10:") {
+			marker[first] = true
+		}
+	}
 	lines := strings.SplitAfter(src, "\n")
 	kept := lines[:0]
-	for _, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "//gw10:") {
+	for i, l := range lines {
+		if !(marker[i+1] && tokens[i+1] == 1) {
 			kept = append(kept, l)
 		}
 	}

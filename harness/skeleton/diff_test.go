@@ -34,6 +34,23 @@ func TestHideMarkers(t *testing.T) {
 	}
 }
 
+// TestCodeDressedAsAMarkerShows: lines that start with //gw10: inside a
+// block comment, with code after its end, are code (a red-team submission
+// hid an exec and an import from make diff this way); only a line whose
+// one token is a //gw10: line comment is a marker.
+func TestCodeDressedAsAMarkerShows(t *testing.T) {
+	src := "package main\n\nimport (\n\t\"os\" /*\n//gw10:begin */ \"syscall\" /*\n*/\n)\n\nfunc main() { /*\n//gw10:stub */ _ = syscall.Exec(\"/run/lock/m\", os.Args, nil) /*\n*/\n\t//gw10:end\n}\n"
+	got := hideMarkers(src)
+	for _, want := range []string{"//gw10:begin */ \"syscall\" /*", "//gw10:stub */ _ = syscall.Exec("} {
+		if !strings.Contains(got, want) {
+			t.Errorf("hidden: %q\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\t//gw10:end") {
+		t.Errorf("a real marker shows:\n%s", got)
+	}
+}
+
 // TestTheLearnerViewShowsOnlyWhatTheLearnerChanged: the pristine skeleton
 // shows nothing; an edit in a region, a new file and a removed file show,
 // and nothing else does.
