@@ -35,11 +35,11 @@ func TestMutantsChangeOnlyTheRegions(t *testing.T) {
 		if string(m.Src) == orig {
 			t.Errorf("%s changes nothing", m.ID)
 		}
-		a, err := skeleton.Stub(m.File, orig, "step01")
+		a, err := skeleton.Stub(m.File, orig, steps.Default().Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := skeleton.Stub(m.File, string(m.Src), "step01")
+		b, err := skeleton.Stub(m.File, string(m.Src), steps.Default().Name)
 		if err != nil {
 			t.Fatalf("%s: the mutated file's regions: %v", m.ID, err)
 		}

@@ -14,15 +14,15 @@ import (
 
 // chapterSketch is the Go block under the chapter's "First, run the card's
 // sketch": the code a learner saves over the controller first.
-func chapterSketch(t *testing.T) string {
+func chapterSketch(t *testing.T, chapter string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "docs", "step01.md"))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(chapter)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(b), "\n## First, run the card's sketch\n")
 	if !ok {
-		t.Fatal(`docs/step01.md has no "## First, run the card's sketch"`)
+		t.Fatalf(`%s has no "## First, run the card's sketch"`, chapter)
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(sec)
@@ -45,7 +45,7 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	st := steps.Default()
 	dir := copyModule(t, filepath.Join(root, st.Dir))
 	ctrlFile := filepath.Join(dir, "internal", "controller", "edgeroute_controller.go")
-	sketch := chapterSketch(t)
+	sketch := chapterSketch(t, st.Chapter)
 	write := func(src string) {
 		t.Helper()
 		if err := os.WriteFile(ctrlFile, []byte(src), 0o644); err != nil {
@@ -122,7 +122,7 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	}
 
 	// The chapter says so.
-	b, err := os.ReadFile(filepath.Join(root, "docs", "step01.md"))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(st.Chapter)))
 	if err != nil {
 		t.Fatal(err)
 	}
