@@ -42,6 +42,10 @@ type Env struct {
 	// fresh: drawn for this run, printed with a replay command on failure).
 	Seeds []int64
 	Fixed []int64
+	// Prior is a proof an earlier check of the run found that holds for the
+	// whole run (Outcome.Blocker: the controller's writes of its status are
+	// refused). A wait that sees the same refusal once ends at once, naming it.
+	Prior string
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the
@@ -60,6 +64,7 @@ type T struct {
 	failures []string
 	causes   []string
 	notes    []string
+	blocker  string
 }
 
 // NewT makes the handle for one run of check id.
@@ -135,6 +140,15 @@ func (t *T) Must(err error, what string, args ...any) {
 	}
 }
 
+// setBlocker keeps the first proof that holds for the whole run.
+func (t *T) setBlocker(proof string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.blocker == "" {
+		t.blocker = proof
+	}
+}
+
 // Outcome is what a run of a check came to.
 type Outcome struct {
 	Failed   bool
@@ -143,6 +157,10 @@ type Outcome struct {
 	Notes    []string
 	Started  time.Time
 	Evidence []evidence.Event // everything seen, in time order
+	// Blocker is a proof that holds for the rest of the run (the status
+	// cannot be written), which ended a wait: the runner hands it to the
+	// later checks as Env.Prior.
+	Blocker string
 }
 
 // Execute runs the check on its own goroutine, with the API server and the
@@ -172,6 +190,7 @@ func Execute(ctx context.Context, chk Check, t *T) Outcome {
 		Causes:  append([]string(nil), t.causes...),
 		Notes:   append([]string(nil), t.notes...),
 		Started: t.start,
+		Blocker: t.blocker,
 	}
 	t.mu.Unlock()
 	out.Evidence = t.Evidence()

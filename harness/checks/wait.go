@@ -17,6 +17,9 @@ import (
 // RequeueAfter) is waiting on a timer, not idle: the wait then gives up only
 // after Timeouts.TimerSettle without a reconcile.
 //
+// It ends at once when the evidence proves the wait cannot succeed (see
+// doom.go): a refused write of the status, a panic loop, a hot loop.
+//
 // A failed wait adds the cause the evidence shows: whether the controller
 // reconciled after the last thing the check did, and what it wrote.
 func (t *T) WaitFor(ctx context.Context, within time.Duration, what string, cond func() error) {
@@ -38,18 +41,27 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 		var why string
 		_, timer := t.activity.quiet()
 		quiet := t.activity.quietSince(start)
+		d, doomed := t.doomed(time.Now())
 		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
 		case time.Since(start) > within:
 			why = fmt.Sprintf("not reached within %s", within)
+		case doomed && d.Prerequisite:
+			why = "not run properly: " + d.Proof
+		case doomed:
+			why = "it cannot succeed: " + d.Proof
+			t.Cause("%s", d.Proof)
+			if d.Blocker != "" {
+				t.setBlocker(d.Blocker)
+			}
 		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
 			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
 		case timer && t.Timeouts.TimerSettle > 0 && quiet >= t.Timeouts.TimerSettle:
 			why = fmt.Sprintf("the controller's last reconcile asked for a retry, and none came within %s", t.Timeouts.TimerSettle)
 		}
 		if why != "" {
-			t.explainWait()
+			t.explainWait(doomed)
 			return fmt.Errorf("waiting for %s: %s\n%w", what, why, err)
 		}
 		select {
@@ -95,8 +107,10 @@ func (t *T) WaitIdle(ctx context.Context) {
 }
 
 // explainWait adds the cause of a failed wait from the evidence: what the
-// check last did, and what the controller did after it.
-func (t *T) explainWait() {
+// check last did, and what the controller did after it. A wait ended by a
+// proof from the controller's log (doomed) knows the controller reconciled,
+// though the scrapes may not have seen it yet.
+func (t *T) explainWait(doomed bool) {
 	action, ok := t.Record.LastAction(time.Now())
 	if !ok {
 		return
@@ -104,7 +118,9 @@ func (t *T) explainWait() {
 	events := t.Evidence()
 	tl := evidence.TallyAfter(events, action.At, "")
 	if tl.Reconciles == 0 {
-		t.Cause("%s", noReconcileCause(action))
+		if !doomed {
+			t.Cause("%s", noReconcileCause(action))
+		}
 		return
 	}
 	t.Cause("%s", didReconcileCause(action, tl))

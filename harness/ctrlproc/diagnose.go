@@ -3,6 +3,7 @@ package ctrlproc
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -63,7 +64,7 @@ func Diagnose(s Snapshot) []Finding {
 		})
 	}
 	out = append(out, Forbidden(s.Log, s.Role)...)
-	if line := first(s.Log, "the server could not find the requested resource"); line != "" && strings.Contains(strings.ToLower(line), "status") {
+	if slices.ContainsFunc(s.Log, StatusNotFound) {
 		out = append(out, Finding{
 			Cause: "writing the status failed with NotFound: the CRD has no status subresource",
 			Hint:  "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers)",
@@ -108,6 +109,27 @@ func Forbidden(lines []string, role []rbacv1.PolicyRule) []Finding {
 	}
 	return out
 }
+
+// ForbiddenRequest reads a request the API server refused on RBAC grounds
+// from a log line: its verb, its resource ("edgeroutes/status" for a
+// subresource) and its API group.
+func ForbiddenRequest(line string) (verb, resource, group string, ok bool) {
+	m := forbiddenRE.FindStringSubmatch(line)
+	if m == nil {
+		return "", "", "", false
+	}
+	return m[1], m[2], m[3], true
+}
+
+// StatusNotFound reports a line saying a status write found no such
+// resource: the CRD has no status subresource.
+func StatusNotFound(line string) bool {
+	return strings.Contains(line, notFoundText) && strings.Contains(strings.ToLower(line), "status")
+}
+
+// notFoundText is the API server's answer to a request for a resource it
+// does not serve (a subresource the CRD does not declare).
+const notFoundText = "the server could not find the requested resource"
 
 // String is the finding as the failure blocks print it.
 func (f Finding) String() string { return "cause: " + f.Cause + "\nhint:  " + f.Hint }

@@ -88,8 +88,10 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	t := checks.NewT(chk.ID, checks.Env{
 		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
+		Prior: r.priorProof(),
 	})
 	out := checks.Execute(checkCtx, chk, t)
+	r.keepBlocker(chk, out)
 	res.Duration = report.Since(start)
 	res.Evidence = out.Evidence
 	res.Notes = out.Notes
@@ -111,6 +113,28 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	r.diagnose(ctx, &res, chk, start)
 	r.focusLog(&res, ns, start)
 	return res
+}
+
+// priorProof is what an earlier check proved for the whole run (see
+// keepBlocker), for checks.Env.Prior.
+func (r *run) priorProof() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.prior
+}
+
+// keepBlocker keeps the first proof a failed check found that holds for the
+// rest of the run (its writes of the status are refused): the later checks'
+// waits name it as their prerequisite and end at the first refusal.
+func (r *run) keepBlocker(chk checks.Check, out checks.Outcome) {
+	if !out.Failed || out.Blocker == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prior == "" {
+		r.prior = fmt.Sprintf("the controller cannot write its status, as check %s found: %s", chk.ID, out.Blocker)
+	}
 }
 
 // endOnCrash ends the check at once when the controller exits on its own,

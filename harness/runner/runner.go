@@ -187,6 +187,9 @@ type run struct {
 	// generated, when set, says why the generated files are already
 	// those of the markers (gw10 watch): the generate stage is skipped.
 	generated string
+	// prior is a proof a failed check found that holds for the rest of the
+	// run (see keepBlocker).
+	prior string
 }
 
 // note is said to the learner once the current stage's line is complete.

@@ -1,0 +1,212 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+)
+
+// A wait ends as soon as the evidence proves it cannot succeed, instead of
+// at its timeout. Every proof rests on the same argument: since the check's
+// last action the world has been still, so a controller that keeps doing
+// the same failing thing will keep doing it. And every proof is a defect
+// of its own: a correct controller never has a write of its objects
+// refused, never panics and never loops, so none of them can end a wait
+// early on a correct controller.
+//
+// The proofs, read from the evidence the check already holds:
+//   - a write of the check's EdgeRoutes refused (RBAC forbids it: the object
+//     written with r.Update where only edgeroutes/status is granted; the
+//     status subresource missing from the CRD, a 404; a status the schema
+//     rejects), refusedWrites times with no status written since;
+//   - Reconcile panicking panicLoop times with no status written since;
+//   - a hot loop: hotLoop reconciles or more since the action, still going.
+//
+// A controller that exited ends the check through its context (the runner
+// watches the process), not through a wait.
+const (
+	// refusedWrites: two refusals of one write are a retry that failed the
+	// same way, not a one-off.
+	refusedWrites = 2
+	// panicLoop: Reconcile panicked this often with nothing written between.
+	panicLoop = 3
+	// hotLoop is far beyond what a correct controller does after one action
+	// (a pass or two per route, and its status write's echo), and hotLoopWait
+	// lets the first burst after an action settle first.
+	hotLoop     = 100
+	hotLoopWait = 2 * time.Second
+	// hotLoopRecent: the loop must still be running, not a burst that ended.
+	hotLoopRecent = time.Second
+)
+
+// doomEvidence is what the proofs read: the controller's log lines about the
+// check's namespace since the last action, and the record's events.
+type doomEvidence struct {
+	since  time.Time // the last action (or the check's start)
+	now    time.Time
+	lines  []ctrlproc.Line
+	events []evidence.Event
+	// prior is what an earlier check of the run proved (Env.Prior): one
+	// refusal here then confirms it.
+	prior string
+}
+
+// doom is a proof that a wait cannot succeed.
+type doom struct {
+	// Proof says what the evidence shows, in the learner's terms.
+	Proof string
+	// Blocker, when set, is a proof that holds for the whole run (a refused
+	// write of the status: the role and the CRD do not change while the
+	// controller runs), in a few words that later checks name as their
+	// prerequisite.
+	Blocker string
+	// Prerequisite: the proof is an earlier check's (Env.Prior), which this
+	// check's evidence confirms: the check was not run properly.
+	Prerequisite bool
+}
+
+// doomed returns the proof that a wait begun after the check's last action
+// cannot succeed, if the evidence holds one.
+func (t *T) doomed(now time.Time) (doom, bool) {
+	since := t.start
+	if a, ok := t.Record.LastAction(now); ok {
+		since = a.At
+	}
+	ev := doomEvidence{since: since, now: now, events: t.Record.Since(since), prior: t.Prior}
+	if t.Controller != nil {
+		for _, l := range t.Controller.LogSince(since) {
+			if strings.Contains(l.Text, t.Namespace) {
+				ev.lines = append(ev.lines, l)
+			}
+		}
+	}
+	return judge(ev)
+}
+
+// judge is doomed's reading of the evidence, the most specific proof first.
+func judge(ev doomEvidence) (doom, bool) {
+	lastWrite := ev.since
+	for _, e := range ev.events {
+		if e.Source == evidence.APIServer && e.Kind == evidence.Status && e.At.After(lastWrite) {
+			lastWrite = e.At
+		}
+	}
+	var refused, panics []ctrlproc.Line
+	for _, l := range ev.lines {
+		if l.At.Before(lastWrite) {
+			continue
+		}
+		if _, _, ok := refusedWrite(l.Text); ok {
+			refused = append(refused, l)
+		}
+		if strings.Contains(l.Text, "Observed a panic in reconciler") {
+			panics = append(panics, l)
+		}
+	}
+	need := refusedWrites
+	if ev.prior != "" {
+		need = 1
+	}
+	if len(refused) >= need {
+		why, lasting, _ := refusedWrite(refused[len(refused)-1].Text)
+		d := doom{Proof: fmt.Sprintf("the API server refused the controller's write of an EdgeRoute %s since the last change (%s), and no status was written: %s",
+			Times(len(refused)), ago(ev.since, refused[0].At), why)}
+		if lasting {
+			d.Blocker = why
+		}
+		if ev.prior != "" {
+			d.Proof, d.Prerequisite = ev.prior+" (refused here too)", true
+		}
+		return d, true
+	}
+	if len(panics) >= panicLoop {
+		return doom{Proof: fmt.Sprintf("Reconcile panicked %s since the last change and wrote nothing in between (controller-runtime recovers a panic and retries): %s",
+			Times(len(panics)), panicText(panics[len(panics)-1].Text))}, true
+	}
+	if n, recent := reconcilesSince(ev); n >= hotLoop && recent && ev.now.Sub(ev.since) >= hotLoopWait {
+		return doom{Proof: fmt.Sprintf("the controller reconciled %s in %s since the last change and is still at it: a hot loop "+
+			"(each pass wakes the next: a status write that always changes something, a RequeueAfter of milliseconds, or a watch on what it writes)",
+			Times(n), ev.now.Sub(ev.since).Round(100*time.Millisecond))}, true
+	}
+	return doom{}, false
+}
+
+// refusedWrite says why a log line is a refused write of an EdgeRoute (its
+// status or the object), and whether the refusal lasts for the whole run
+// (RBAC and the CRD do not change while the controller runs; an invalid
+// status is refused for what it holds).
+func refusedWrite(line string) (why string, lasting, ok bool) {
+	if verb, resource, group, ok := ctrlproc.ForbiddenRequest(line); ok {
+		main, _, _ := strings.Cut(resource, "/")
+		if main == edgeRoutes && (verb == "update" || verb == "patch") {
+			return fmt.Sprintf("it is forbidden to %s %q in API group %q", verb, resource, group), true, true
+		}
+		return "", false, false
+	}
+	if !strings.Contains(line, edgeRoutes) && !strings.Contains(line, EdgeRouteGVK.Kind) {
+		return "", false, false
+	}
+	switch {
+	case ctrlproc.StatusNotFound(line):
+		return "writing the status found no such resource (404): the CRD has no status subresource", true, true
+	case strings.Contains(line, "is invalid: status."):
+		return "the status written is invalid by the CRD's schema: " + after(line, "is invalid: "), false, true
+	}
+	return "", false, false
+}
+
+// edgeRoutes is the resource of EdgeRouteGVK, as the API server names it in
+// its errors.
+const edgeRoutes = "edgeroutes"
+
+// reconcilesSince counts the reconciles the scrapes saw after ev.since, and
+// whether some finished within hotLoopRecent of now.
+func reconcilesSince(ev doomEvidence) (int, bool) {
+	n, recent := 0, false
+	for _, e := range ev.events {
+		if e.Kind != evidence.Reconcile || e.At.Before(ev.since) {
+			continue
+		}
+		for _, c := range e.Count {
+			n += c
+		}
+		if ev.now.Sub(e.At) <= hotLoopRecent {
+			recent = true
+		}
+	}
+	return n, recent
+}
+
+func panicText(line string) string {
+	return ctrlproc.Shorten(after(line, "Observed a panic in reconciler: "), 120)
+}
+
+// after is the text of line from sep on (sep excluded), cut at the end of
+// the JSON string it sits in; the whole line when sep is not in it.
+func after(line, sep string) string {
+	_, rest, ok := strings.Cut(line, sep)
+	if !ok {
+		return ctrlproc.Shorten(line, 160)
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '"' && (i == 0 || rest[i-1] != '\\') {
+			rest = rest[:i]
+			break
+		}
+	}
+	return ctrlproc.Shorten(strings.TrimSpace(strings.ReplaceAll(rest, `\"`, `"`)), 160)
+}
+
+// ago reads "the first 12ms after it".
+func ago(since, at time.Time) string {
+	d := at.Sub(since)
+	if d < time.Second {
+		d = d.Round(time.Millisecond)
+	} else {
+		d = d.Round(100 * time.Millisecond)
+	}
+	return "the first " + d.String() + " after it"
+}

@@ -1,0 +1,180 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+)
+
+// The log lines below are the controller's own, as controller-runtime's zap
+// logger writes them (taken from runs of the mutants and the solution).
+const ns = "gw10-missing-service-mb8tp"
+
+func reconcilerError(err string) string {
+	return `2026-12-04T06:49:29Z	ERROR	Reconciler error	{"controller": "edgeroute", "controllerGroup": "net.10xdev.io", "controllerKind": "EdgeRoute", ` +
+		`"EdgeRoute": {"name":"orphan","namespace":"` + ns + `"}, "namespace": "` + ns + `", "name": "orphan", ` +
+		`"reconcileID": "018f4bec-fd14-42b0-b25f-f34d93bb339d", "error": "` + err + `"}`
+}
+
+var (
+	forbiddenUpdate = reconcilerError(`updating status of ` + ns + `/orphan: edgeroutes.net.10xdev.io \"orphan\" is forbidden: ` +
+		`User \"gw10-controller\" cannot update resource \"edgeroutes\" in API group \"net.10xdev.io\" in the namespace \"` + ns + `\"`)
+	statusNotFound = reconcilerError(`updating status of ` + ns + `/orphan: the server could not find the requested resource (put edgeroutes.net.10xdev.io orphan)`)
+	invalidStatus  = reconcilerError(`updating status of ` + ns + `/orphan: EdgeRoute.net.10xdev.io \"orphan\" is invalid: ` +
+		`status.conditions[0].reason: Invalid value: \"not a reason!\": status.conditions[0].reason in body should match '^[A-Za-z]'`)
+	panicked = `2026-12-04T06:49:29Z	INFO	Observed a panic in reconciler: assignment to entry in nil map	{"controller": "edgeroute", ` +
+		`"controllerGroup": "net.10xdev.io", "controllerKind": "EdgeRoute", "EdgeRoute": {"name":"orphan","namespace":"` + ns + `"}, ` +
+		`"namespace": "` + ns + `", "name": "orphan", "reconcileID": "6837ee5c-26c0-430f-8bb5-2b760b5bf874"}`
+	// A correct controller's errors: a conflict on its status write, a
+	// refused push, a forbidden Event it may emit (not a write of its objects).
+	conflict = reconcilerError(`updating status of ` + ns + `/orphan: Operation cannot be fulfilled on edgeroutes.net.10xdev.io \"orphan\": ` +
+		`the object has been modified; please apply your changes to the latest version and try again`)
+	nacked         = reconcilerError(`proxy NACKed the route (HTTP 422): listener port conflicts with the admin port (gw10 check)`)
+	forbiddenEvent = `2026-12-04T06:49:29Z	ERROR	events	Server rejected event (will not retry!)	{"error": "events is forbidden: ` +
+		`User \"gw10-controller\" cannot create resource \"events\" in API group \"\" in the namespace \"` + ns + `\""}`
+)
+
+// evidenceOf lays lines out one every step after the action.
+func evidenceOf(action time.Time, step time.Duration, lines ...string) doomEvidence {
+	ev := doomEvidence{since: action, now: action.Add(time.Duration(len(lines)+1) * step)}
+	for i, l := range lines {
+		ev.lines = append(ev.lines, ctrlproc.Line{At: action.Add(time.Duration(i+1) * step), Text: l})
+	}
+	return ev
+}
+
+func repeat(line string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = line
+	}
+	return out
+}
+
+func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
+	action := time.Date(2026, 12, 4, 6, 49, 29, 0, time.UTC)
+	cases := []struct {
+		name    string
+		ev      doomEvidence
+		want    []string // in the proof
+		blocker bool     // the proof holds for the whole run
+	}{
+		{"the object written with r.Update where only the status is granted", evidenceOf(action, 10*time.Millisecond, repeat(forbiddenUpdate, 2)...),
+			[]string{"refused the controller's write of an EdgeRoute twice", `forbidden to update "edgeroutes" in API group "net.10xdev.io"`, "no status was written"}, true},
+		{"a CRD without the status subresource", evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 3)...),
+			[]string{"3 times", "no such resource (404): the CRD has no status subresource"}, true},
+		{"a status the schema rejects", evidenceOf(action, 10*time.Millisecond, repeat(invalidStatus, 2)...),
+			[]string{"invalid by the CRD's schema: status.conditions[0].reason: Invalid value"}, false},
+		{"a panic loop", evidenceOf(action, 10*time.Millisecond, repeat(panicked, 3)...),
+			[]string{"Reconcile panicked 3 times", "assignment to entry in nil map"}, false},
+		{"one refusal, after an earlier check proved the status cannot be written",
+			func() doomEvidence {
+				ev := evidenceOf(action, 10*time.Millisecond, forbiddenUpdate)
+				ev.prior = "the controller cannot write its status, as check missing-service found: it is forbidden to update …"
+				return ev
+			}(),
+			[]string{"as check missing-service found", "(refused here too)"}, true},
+		{"a hot loop", func() doomEvidence {
+			ev := doomEvidence{since: action, now: action.Add(3 * time.Second)}
+			for i := range 30 {
+				ev.events = append(ev.events, evidence.Event{At: action.Add(time.Duration(i) * 100 * time.Millisecond),
+					Source: evidence.Controller, Kind: evidence.Reconcile, Count: map[string]int{"success": 4}})
+			}
+			return ev
+		}(), []string{"reconciled 120 times in 3s since the last change and is still at it: a hot loop"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, ok := judge(c.ev)
+			if !ok {
+				t.Fatalf("no proof found in %d lines, %d events", len(c.ev.lines), len(c.ev.events))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(d.Proof, w) {
+					t.Errorf("the proof %q lacks %q", d.Proof, w)
+				}
+			}
+			if got := d.Blocker != ""; got != c.blocker {
+				t.Errorf("blocker %q: holds for the run = %v, want %v", d.Blocker, got, c.blocker)
+			}
+		})
+	}
+}
+
+// Evidence that proves nothing yet, or that a correct controller leaves,
+// never ends a wait early.
+func TestACorrectControllersEvidenceNeverEndsAWait(t *testing.T) {
+	action := time.Date(2026, 12, 4, 6, 49, 29, 0, time.UTC)
+	status := func(at time.Duration) evidence.Event {
+		return evidence.Event{At: action.Add(at), Source: evidence.APIServer, Kind: evidence.Status, Text: "status of orphan: Accepted=False/ServiceNotFound"}
+	}
+	reconciles := func(n int, over time.Duration) []evidence.Event {
+		var out []evidence.Event
+		for i := range n {
+			out = append(out, evidence.Event{At: action.Add(over * time.Duration(i) / time.Duration(n)), Source: evidence.Controller,
+				Kind: evidence.Reconcile, Count: map[string]int{"success": 1}})
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		ev   doomEvidence
+	}{
+		{"one refusal is not yet a retry that failed the same way", evidenceOf(action, 10*time.Millisecond, forbiddenUpdate)},
+		{"refusals before a status write that succeeded", func() doomEvidence {
+			ev := evidenceOf(action, 10*time.Millisecond, repeat(forbiddenUpdate, 2)...)
+			ev.events = append(ev.events, status(50*time.Millisecond))
+			return ev
+		}()},
+		{"two panics", evidenceOf(action, 10*time.Millisecond, repeat(panicked, 2)...)},
+		{"panics before the status was written", func() doomEvidence {
+			ev := evidenceOf(action, 10*time.Millisecond, repeat(panicked, 5)...)
+			ev.events = append(ev.events, status(time.Second))
+			return ev
+		}()},
+		{"conflicts on the status write, retried", evidenceOf(action, 10*time.Millisecond, repeat(conflict, 10)...)},
+		{"a refused push retried with backoff", func() doomEvidence {
+			ev := evidenceOf(action, 200*time.Millisecond, repeat(nacked, 15)...)
+			ev.events = reconciles(15, 3*time.Second)
+			return ev
+		}()},
+		{"an Event the role does not grant", evidenceOf(action, 10*time.Millisecond, repeat(forbiddenEvent, 5)...)},
+		{"a burst of reconciles that has ended", func() doomEvidence {
+			ev := doomEvidence{since: action, now: action.Add(5 * time.Second), events: reconciles(150, 2*time.Second)}
+			return ev
+		}()},
+		{"a burst of reconciles in the first moments after the action", func() doomEvidence {
+			ev := doomEvidence{since: action, now: action.Add(time.Second), events: reconciles(150, time.Second)}
+			return ev
+		}()},
+		{"a restart reconciling every route of a sequence", func() doomEvidence {
+			ev := doomEvidence{since: action, now: action.Add(10 * time.Second), events: reconciles(20, 10*time.Second)}
+			return ev
+		}()},
+		{"refusals before the action", func() doomEvidence {
+			ev := evidenceOf(action.Add(-time.Second), 10*time.Millisecond, repeat(forbiddenUpdate, 5)...)
+			ev.since = action
+			return ev
+		}()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if d, ok := judge(c.ev); ok {
+				t.Errorf("ended a wait that may still succeed: %s", d.Proof)
+			}
+		})
+	}
+}
+
+func TestAfterCutsAtTheEndOfTheJSONString(t *testing.T) {
+	got := after(invalidStatus, "is invalid: ")
+	if !strings.HasPrefix(got, "status.conditions[0].reason: Invalid value") || strings.Contains(got, `"}`) {
+		t.Errorf("after = %q", got)
+	}
+	if got, want := after("no separator", "x: "), "no separator"; got != want {
+		t.Errorf("after = %q, want %q", got, want)
+	}
+}
