@@ -34,6 +34,9 @@ type activity struct {
 	// known: the last scrape succeeded; scraped is when it was read.
 	known   bool
 	scraped time.Time
+	// busySince is the first of the scrapes, up to the newest, that all saw
+	// a worker busy and no reconcile finished (zero when the newest did not).
+	busySince time.Time
 }
 
 // run scrapes until the returned stop is called or ctx ends.
@@ -76,6 +79,12 @@ func (a *activity) scrape(ctx context.Context) {
 		a.changed = now // the baseline: quiet is counted from the first scrape
 	}
 	delta := resultDelta(a.last, &m)
+	switch {
+	case len(delta) > 0 || m.ActiveWorkers == 0:
+		a.busySince = time.Time{}
+	case a.busySince.IsZero():
+		a.busySince = now
+	}
 	a.last = &m
 	if len(delta) > 0 {
 		a.changed = now
@@ -192,6 +201,17 @@ func (a *activity) quietSince(start time.Time) time.Duration {
 		from = start
 	}
 	return a.scraped.Sub(from)
+}
+
+// stuck is how long the scrapes have seen a worker busy with no reconcile
+// finishing, and whether every worker is (none is left to reconcile anything).
+func (a *activity) stuck() (time.Duration, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.known || a.last == nil || a.busySince.IsZero() {
+		return 0, false
+	}
+	return a.scraped.Sub(a.busySince), a.last.MaxWorkers > 0 && a.last.ActiveWorkers >= a.last.MaxWorkers
 }
 
 // metrics returns the newest scrape, if any.

@@ -1,7 +1,9 @@
 package checks
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
 )
@@ -47,5 +49,40 @@ func TestAPastRetryIsNotPendingAcrossScrapes(t *testing.T) {
 		if pending {
 			t.Errorf("sequence %d: a retry followed by a success still reads as pending", i)
 		}
+	}
+}
+
+// scripted is a controller whose scrapes read from a script.
+type scripted struct {
+	Controller
+	scrapes []ctrlproc.Metrics
+}
+
+func (s *scripted) Metrics(context.Context) (ctrlproc.Metrics, error) {
+	m := s.scrapes[0]
+	if len(s.scrapes) > 1 {
+		s.scrapes = s.scrapes[1:]
+	}
+	return m, nil
+}
+
+// A worker is stuck while every scrape sees it busy and no reconcile
+// finishing; a finished reconcile or an idle scrape ends it.
+func TestAWorkerIsStuckWhileNoReconcileFinishes(t *testing.T) {
+	busy := func(total float64, active float64) ctrlproc.Metrics {
+		return ctrlproc.Metrics{ReconcileTotal: total, ByResult: map[string]float64{"success": total}, ActiveWorkers: active, MaxWorkers: 1}
+	}
+	ctrl := &scripted{scrapes: []ctrlproc.Metrics{busy(3, 1), busy(3, 1), busy(3, 1), busy(4, 1), busy(4, 0)}}
+	a := &activity{t: NewT("stuck", Env{Controller: ctrl})}
+	wants := []struct {
+		stuck, all bool
+	}{{false, true}, {true, true}, {true, true}, {false, false}, {false, false}}
+	for i, w := range wants {
+		a.scrape(context.Background())
+		d, all := a.stuck()
+		if (d > 0) != w.stuck || (d > 0 && all != w.all) {
+			t.Errorf("scrape %d: stuck for %s (every worker: %v), want stuck %v", i, d, all, w.stuck)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

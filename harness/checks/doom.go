@@ -23,7 +23,9 @@ import (
 //     status subresource missing from the CRD, a 404; a status the schema
 //     rejects), refusedWrites times with no status written since;
 //   - Reconcile panicking panicLoop times with no status written since;
-//   - a hot loop: hotLoop reconciles or more since the action, still going.
+//   - a hot loop: hotLoop reconciles or more since the action, still going;
+//   - a worker busy for stuckFor with no reconcile finishing: a Reconcile
+//     that never returns.
 //
 // A controller that exited ends the check through its context (the runner
 // watches the process), not through a wait.
@@ -42,27 +44,72 @@ const (
 	hotLoopRecent = time.Second
 )
 
+// stuckFor is how long a worker must be seen busy with no reconcile
+// finishing to be stuck: a pass of a correct controller takes milliseconds
+// (the proxy answers at once, or hangs up at once when it is down), and a
+// loaded machine makes that a second, not five.
+const stuckFor = 5 * time.Second
+
+// stuckConfirm is how long a check confirms an earlier check's proof that
+// every worker is stuck.
+const stuckConfirm = time.Second
+
+// What a Blocker is.
+const (
+	refusedStatus = "refused"
+	stuckWorkers  = "stuck"
+)
+
+// Blocker is a proof that holds for the rest of the run, so that every
+// later check would wait in vain the same way: the controller's writes of
+// its status refused (RBAC and the CRD do not change while it runs), or
+// every worker stuck in a Reconcile that never returns.
+type Blocker struct {
+	Kind string `json:"kind"` // refusedStatus or stuckWorkers
+	Why  string `json:"why"`  // in a few words
+}
+
+// Prior is a Blocker an earlier check of the run found: a later check's
+// waits name it as their prerequisite as soon as their own evidence
+// confirms it.
+type Prior struct {
+	Check string `json:"check"`
+	Blocker
+}
+
+// Stuck says every worker is stuck: the controller will reconcile nothing again.
+func (p Prior) Stuck() bool { return p.Kind == stuckWorkers }
+
+func (p Prior) String() string {
+	if p.Kind == stuckWorkers {
+		return fmt.Sprintf("every worker of the controller is stuck in Reconcile, as check %s found: %s", p.Check, p.Why)
+	}
+	return fmt.Sprintf("the controller cannot write its status, as check %s found: %s", p.Check, p.Why)
+}
+
 // doomEvidence is what the proofs read: the controller's log lines about the
-// check's namespace since the last action, and the record's events.
+// check's namespace since the last action, the record's events, and how
+// long the controller's workers have been stuck.
 type doomEvidence struct {
 	since  time.Time // the last action (or the check's start)
 	now    time.Time
 	lines  []ctrlproc.Line
 	events []evidence.Event
-	// prior is what an earlier check of the run proved (Env.Prior): one
-	// refusal here then confirms it.
-	prior string
+	// stuck is how long the scrapes have seen a worker busy and no
+	// reconcile finishing; allStuck: every worker is.
+	stuck    time.Duration
+	allStuck bool
+	// prior is what an earlier check of the run proved (Env.Prior), which
+	// this check's evidence then only needs to confirm.
+	prior *Prior
 }
 
 // doom is a proof that a wait cannot succeed.
 type doom struct {
 	// Proof says what the evidence shows, in the learner's terms.
 	Proof string
-	// Blocker, when set, is a proof that holds for the whole run (a refused
-	// write of the status: the role and the CRD do not change while the
-	// controller runs), in a few words that later checks name as their
-	// prerequisite.
-	Blocker string
+	// Blocker, when set, holds for the rest of the run.
+	Blocker *Blocker
 	// Prerequisite: the proof is an earlier check's (Env.Prior), which this
 	// check's evidence confirms: the check was not run properly.
 	Prerequisite bool
@@ -76,6 +123,7 @@ func (t *T) doomed(now time.Time) (doom, bool) {
 		since = a.At
 	}
 	ev := doomEvidence{since: since, now: now, events: t.Record.Since(since), prior: t.Prior}
+	ev.stuck, ev.allStuck = t.activity.stuck()
 	if t.Controller != nil {
 		for _, l := range t.Controller.LogSince(since) {
 			if strings.Contains(l.Text, t.Namespace) {
@@ -88,6 +136,10 @@ func (t *T) doomed(now time.Time) (doom, bool) {
 
 // judge is doomed's reading of the evidence, the most specific proof first.
 func judge(ev doomEvidence) (doom, bool) {
+	priorKind := ""
+	if ev.prior != nil {
+		priorKind = ev.prior.Kind
+	}
 	lastWrite := ev.since
 	for _, e := range ev.events {
 		if e.Source == evidence.APIServer && e.Kind == evidence.Status && e.At.After(lastWrite) {
@@ -107,18 +159,29 @@ func judge(ev doomEvidence) (doom, bool) {
 		}
 	}
 	need := refusedWrites
-	if ev.prior != "" {
+	if priorKind == refusedStatus {
 		need = 1
 	}
 	if len(refused) >= need {
 		why, lasting, _ := refusedWrite(refused[len(refused)-1].Text)
+		if priorKind == refusedStatus {
+			return doom{Proof: ev.prior.String() + " (refused here too)", Prerequisite: true}, true
+		}
 		d := doom{Proof: fmt.Sprintf("the API server refused the controller's write of an EdgeRoute %s since the last change (%s), and no status was written: %s",
 			Times(len(refused)), ago(ev.since, refused[0].At), why)}
 		if lasting {
-			d.Blocker = why
+			d.Blocker = &Blocker{Kind: refusedStatus, Why: why}
 		}
-		if ev.prior != "" {
-			d.Proof, d.Prerequisite = ev.prior+" (refused here too)", true
+		return d, true
+	}
+	if priorKind == stuckWorkers && ev.allStuck && ev.stuck >= stuckConfirm {
+		return doom{Proof: ev.prior.String() + " (still stuck here)", Prerequisite: true}, true
+	}
+	if ev.stuck >= stuckFor {
+		why := fmt.Sprintf("a worker has been busy for %s and no reconcile finished: a call in Reconcile has not returned", ev.stuck.Round(100*time.Millisecond))
+		d := doom{Proof: "Reconcile is stuck: " + why}
+		if ev.allStuck {
+			d.Blocker = &Blocker{Kind: stuckWorkers, Why: why}
 		}
 		return d, true
 	}

@@ -73,10 +73,20 @@ func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
 		{"one refusal, after an earlier check proved the status cannot be written",
 			func() doomEvidence {
 				ev := evidenceOf(action, 10*time.Millisecond, forbiddenUpdate)
-				ev.prior = "the controller cannot write its status, as check missing-service found: it is forbidden to update …"
+				ev.prior = &Prior{Check: "missing-service", Blocker: Blocker{Kind: refusedStatus, Why: "it is forbidden to update …"}}
 				return ev
 			}(),
-			[]string{"as check missing-service found", "(refused here too)"}, true},
+			[]string{"not write its status, as check missing-service found: it is forbidden to update …", "(refused here too)"}, false},
+		{"a Reconcile that never returns, on the only worker",
+			doomEvidence{since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond, allStuck: true},
+			[]string{"Reconcile is stuck: a worker has been busy for 5.1s and no reconcile finished"}, true},
+		{"a Reconcile that never returns, while other workers are free",
+			doomEvidence{since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond},
+			[]string{"Reconcile is stuck"}, false},
+		{"every worker still stuck, after an earlier check proved it",
+			doomEvidence{since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
+				prior: &Prior{Check: "missing-service", Blocker: Blocker{Kind: stuckWorkers, Why: "a worker has been busy for 5.1s"}}},
+			[]string{"every worker of the controller is stuck in Reconcile, as check missing-service found", "(still stuck here)"}, false},
 		{"a hot loop", func() doomEvidence {
 			ev := doomEvidence{since: action, now: action.Add(3 * time.Second)}
 			for i := range 30 {
@@ -97,8 +107,8 @@ func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
 					t.Errorf("the proof %q lacks %q", d.Proof, w)
 				}
 			}
-			if got := d.Blocker != ""; got != c.blocker {
-				t.Errorf("blocker %q: holds for the run = %v, want %v", d.Blocker, got, c.blocker)
+			if got := d.Blocker != nil; got != c.blocker {
+				t.Errorf("blocker %+v: holds for the run = %v, want %v", d.Blocker, got, c.blocker)
 			}
 		})
 	}
@@ -154,6 +164,10 @@ func TestACorrectControllersEvidenceNeverEndsAWait(t *testing.T) {
 			ev := doomEvidence{since: action, now: action.Add(10 * time.Second), events: reconciles(20, 10*time.Second)}
 			return ev
 		}()},
+		{"a worker busy for a moment", doomEvidence{since: action, now: action.Add(5 * time.Second), stuck: 4 * time.Second, allStuck: true}},
+		{"a worker busy for a moment, after an earlier check found its status writes refused",
+			doomEvidence{since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
+				prior: &Prior{Check: "missing-service", Blocker: Blocker{Kind: refusedStatus, Why: "it is forbidden to update …"}}}},
 		{"refusals before the action", func() doomEvidence {
 			ev := evidenceOf(action.Add(-time.Second), 10*time.Millisecond, repeat(forbiddenUpdate, 5)...)
 			ev.since = action

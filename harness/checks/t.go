@@ -43,9 +43,9 @@ type Env struct {
 	Seeds []int64
 	Fixed []int64
 	// Prior is a proof an earlier check of the run found that holds for the
-	// whole run (Outcome.Blocker: the controller's writes of its status are
-	// refused). A wait that sees the same refusal once ends at once, naming it.
-	Prior string
+	// rest of the run (its Outcome.Blocker): a wait whose own evidence
+	// confirms it ends at once, naming it.
+	Prior *Prior
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the
@@ -64,7 +64,7 @@ type T struct {
 	failures []string
 	causes   []string
 	notes    []string
-	blocker  string
+	blocker  *Blocker
 }
 
 // NewT makes the handle for one run of check id.
@@ -140,12 +140,12 @@ func (t *T) Must(err error, what string, args ...any) {
 	}
 }
 
-// setBlocker keeps the first proof that holds for the whole run.
-func (t *T) setBlocker(proof string) {
+// setBlocker keeps the first proof that holds for the rest of the run.
+func (t *T) setBlocker(b Blocker) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.blocker == "" {
-		t.blocker = proof
+	if t.blocker == nil {
+		t.blocker = &b
 	}
 }
 
@@ -157,10 +157,9 @@ type Outcome struct {
 	Notes    []string
 	Started  time.Time
 	Evidence []evidence.Event // everything seen, in time order
-	// Blocker is a proof that holds for the rest of the run (the status
-	// cannot be written), which ended a wait: the runner hands it to the
-	// later checks as Env.Prior.
-	Blocker string
+	// Blocker is a proof that holds for the rest of the run, which ended a
+	// wait: the runner hands it to the later checks as Env.Prior.
+	Blocker *Blocker
 }
 
 // Execute runs the check on its own goroutine, with the API server and the

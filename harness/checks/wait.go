@@ -52,8 +52,8 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 		case doomed:
 			why = "it cannot succeed: " + d.Proof
 			t.Cause("%s", d.Proof)
-			if d.Blocker != "" {
-				t.setBlocker(d.Blocker)
+			if d.Blocker != nil {
+				t.setBlocker(*d.Blocker)
 			}
 		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
 			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))

@@ -25,6 +25,7 @@ type Metrics struct {
 	ReconcileErrors float64 // controller_runtime_reconcile_errors_total
 	Panics          float64 // controller_runtime_reconcile_panics_total
 	ActiveWorkers   float64 // controller_runtime_active_workers
+	MaxWorkers      float64 // controller_runtime_max_concurrent_reconciles
 	QueueDepth      float64 // workqueue_depth
 	// RESTRequests are the API requests the process made
 	// (rest_client_requests_total), RESTByMethod split by HTTP method.
@@ -60,6 +61,7 @@ func (p *Process) Scrape(ctx context.Context) (Metrics, error) {
 		ReconcileErrors: sum(families["controller_runtime_reconcile_errors_total"]),
 		Panics:          sum(families["controller_runtime_reconcile_panics_total"]),
 		ActiveWorkers:   sum(families["controller_runtime_active_workers"]),
+		MaxWorkers:      sum(families["controller_runtime_max_concurrent_reconciles"]),
 		QueueDepth:      sum(families["workqueue_depth"]),
 		RESTRequests:    sum(families["rest_client_requests_total"]),
 		RESTByMethod:    byLabel(families["rest_client_requests_total"], "method"),

@@ -189,7 +189,7 @@ type run struct {
 	generated string
 	// prior is a proof a failed check found that holds for the rest of the
 	// run (see keepBlocker).
-	prior string
+	prior *checks.Prior
 }
 
 // note is said to the learner once the current stage's line is complete.
