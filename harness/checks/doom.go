@@ -154,7 +154,7 @@ func judge(ev doomEvidence) (doom, bool) {
 		if _, _, ok := refusedWrite(l.Text); ok {
 			refused = append(refused, l)
 		}
-		if strings.Contains(l.Text, "Observed a panic in reconciler") {
+		if _, ok := ctrlproc.ReconcilePanic(l.Text); ok {
 			panics = append(panics, l)
 		}
 	}
@@ -244,7 +244,10 @@ func reconcilesSince(ev doomEvidence) (int, bool) {
 }
 
 func panicText(line string) string {
-	return ctrlproc.Shorten(after(line, "Observed a panic in reconciler: "), 120)
+	if msg, _ := ctrlproc.ReconcilePanic(line); msg != "" {
+		return ctrlproc.Shorten(msg, 120)
+	}
+	return "see the log"
 }
 
 // after is the text of line from sep on (sep excluded), cut at the end of

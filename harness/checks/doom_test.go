@@ -25,7 +25,12 @@ var (
 	statusNotFound = reconcilerError(`updating status of ` + ns + `/orphan: the server could not find the requested resource (put edgeroutes.net.10xdev.io orphan)`)
 	invalidStatus  = reconcilerError(`updating status of ` + ns + `/orphan: EdgeRoute.net.10xdev.io \"orphan\" is invalid: ` +
 		`status.conditions[0].reason: Invalid value: \"not a reason!\": status.conditions[0].reason in body should match '^[A-Za-z]'`)
-	panicked = `2026-12-04T06:49:29Z	INFO	Observed a panic in reconciler: assignment to entry in nil map	{"controller": "edgeroute", ` +
+	panicked = `2026-12-04T07:06:04Z	ERROR	Observed a panic	{"controller": "edgeroute", "controllerGroup": "net.10xdev.io", ` +
+		`"controllerKind": "EdgeRoute", "EdgeRoute": {"name":"orphan","namespace":"` + ns + `"}, "namespace": "` + ns + `", "name": "orphan", ` +
+		`"reconcileID": "46277b21-f458-4b61-91dc-9b491fe7e326", "panic": "assignment to entry in nil map", ` +
+		`"panicGoValue": "\"assignment to entry in nil map\"", "stacktrace": "goroutine 130 [running]:\nk8s.io/apimachinery/pkg/util/runtime.logPanic()"}`
+	// Older controller-runtime versions logged a recovered panic this way.
+	panickedOld = `2026-12-04T06:49:29Z	INFO	Observed a panic in reconciler: assignment to entry in nil map	{"controller": "edgeroute", ` +
 		`"controllerGroup": "net.10xdev.io", "controllerKind": "EdgeRoute", "EdgeRoute": {"name":"orphan","namespace":"` + ns + `"}, ` +
 		`"namespace": "` + ns + `", "name": "orphan", "reconcileID": "6837ee5c-26c0-430f-8bb5-2b760b5bf874"}`
 	// A correct controller's errors: a conflict on its status write, a
@@ -69,7 +74,9 @@ func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
 		{"a status the schema rejects", evidenceOf(action, 10*time.Millisecond, repeat(invalidStatus, 2)...),
 			[]string{"invalid by the CRD's schema: status.conditions[0].reason: Invalid value"}, false},
 		{"a panic loop", evidenceOf(action, 10*time.Millisecond, repeat(panicked, 3)...),
-			[]string{"Reconcile panicked 3 times", "assignment to entry in nil map"}, false},
+			[]string{"Reconcile panicked 3 times", "retries): assignment to entry in nil map"}, false},
+		{"a panic loop, logged by an older controller-runtime", evidenceOf(action, 10*time.Millisecond, repeat(panickedOld, 3)...),
+			[]string{"Reconcile panicked 3 times", "retries): assignment to entry in nil map"}, false},
 		{"one refusal, after an earlier check proved the status cannot be written",
 			func() doomEvidence {
 				ev := evidenceOf(action, 10*time.Millisecond, forbiddenUpdate)

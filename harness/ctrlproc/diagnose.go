@@ -17,8 +17,11 @@ type Finding struct {
 }
 
 var (
-	forbiddenRE      = regexp.MustCompile(`cannot (\w+) resource \\?"([^"\\]+)\\?" in API group \\?"([^"\\]*)\\?"`)
+	forbiddenRE = regexp.MustCompile(`cannot (\w+) resource \\?"([^"\\]+)\\?" in API group \\?"([^"\\]*)\\?"`)
+	// Older controller-runtime versions log "Observed a panic in reconciler:
+	// <value>"; v0.25 logs "Observed a panic" with a "panic" key.
 	reconcilePanicRE = regexp.MustCompile(`Observed a panic in reconciler: (.*?)(?:\s*\{|"|$)`)
+	panicKeyRE       = regexp.MustCompile(`Observed a panic\t.*?"panic": "((?:[^"\\]|\\.)*)"`)
 )
 
 // Snapshot is what Diagnose looks at.
@@ -53,10 +56,10 @@ func Diagnose(s Snapshot) []Finding {
 			})
 		}
 	}
-	if line := first(s.Log, "Observed a panic in reconciler"); line != "" || (s.Metrics != nil && s.Metrics.Panics > 0) {
-		msg := "see the log"
-		if m := reconcilePanicRE.FindStringSubmatch(line); m != nil {
-			msg = m[1]
+	if line := first(s.Log, "Observed a panic"); line != "" || (s.Metrics != nil && s.Metrics.Panics > 0) {
+		msg, ok := ReconcilePanic(line)
+		if !ok || msg == "" {
+			msg = "see the log"
 		}
 		out = append(out, Finding{
 			Cause: "Reconcile panicked (controller-runtime recovered and retried it): " + msg,
@@ -108,6 +111,21 @@ func Forbidden(lines []string, role []rbacv1.PolicyRule) []Finding {
 		out = append(out, forbidden(m[1], m[2], m[3], role))
 	}
 	return out
+}
+
+// ReconcilePanic reads a log line saying controller-runtime recovered a
+// panic in Reconcile, and the panic's value (empty when the line holds none).
+func ReconcilePanic(line string) (string, bool) {
+	if !strings.Contains(line, "Observed a panic") {
+		return "", false
+	}
+	if m := reconcilePanicRE.FindStringSubmatch(line); m != nil {
+		return m[1], true
+	}
+	if m := panicKeyRE.FindStringSubmatch(line); m != nil {
+		return strings.ReplaceAll(m[1], `\"`, `"`), true
+	}
+	return "", true
 }
 
 // ForbiddenRequest reads a request the API server refused on RBAC grounds

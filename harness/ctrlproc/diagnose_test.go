@@ -24,6 +24,13 @@ func TestDiagnose(t *testing.T) {
 			want: []string{"Reconcile panicked", "nil pointer dereference"},
 		},
 		{
+			name: "a recovered panic, as controller-runtime v0.25 logs it",
+			snap: Snapshot{Log: []string{`2026-12-04T07:06:04Z	ERROR	Observed a panic	{"controller": "edgeroute", "namespace": "gw10-missing-service-vfwzk", "name": "orphan", ` +
+				`"panic": "assignment to entry in nil map", "panicGoValue": "\"assignment to entry in nil map\"", "stacktrace": "goroutine 130 [running]:\n"}`},
+				Metrics: &Metrics{ReconcileTotal: 1, Panics: 1}},
+			want: []string{"Reconcile panicked (controller-runtime recovered and retried it): assignment to entry in nil map"},
+		},
+		{
 			name: "an exit with a Go panic is a crash",
 			snap: Snapshot{Exited: true, ExitText: "exit status 2", Log: []string{"panic: assignment to entry in nil map", "goroutine 1 [running]:"}},
 			want: []string{"panicked and exited: panic: assignment to entry in nil map"},
