@@ -1,9 +1,14 @@
 package checks
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
@@ -67,6 +72,7 @@ const (
 type Blocker struct {
 	Kind string `json:"kind"` // refusedStatus or stuckWorkers
 	Why  string `json:"why"`  // in a few words
+	Hint string `json:"hint,omitempty"`
 }
 
 // Prior is a Blocker an earlier check of the run found: a later check's
@@ -95,6 +101,9 @@ type doomEvidence struct {
 	now    time.Time
 	lines  []ctrlproc.Line
 	events []evidence.Event
+	// noStatusSubresource: the installed CRD has none, so a status write
+	// is answered NotFound although the object exists.
+	noStatusSubresource bool
 	// stuck is how long the scrapes have seen a worker busy and no
 	// reconcile finishing; allStuck: every worker is.
 	stuck    time.Duration
@@ -108,6 +117,8 @@ type doomEvidence struct {
 type doom struct {
 	// Proof says what the evidence shows, in the learner's terms.
 	Proof string
+	// Hint is what to do, where the runner's diagnosis has nothing to say.
+	Hint string
 	// Blocker, when set, holds for the rest of the run.
 	Blocker *Blocker
 	// Prerequisite: the proof is an earlier check's (Env.Prior), which this
@@ -117,12 +128,13 @@ type doom struct {
 
 // doomed returns the proof that a wait begun after the check's last action
 // cannot succeed, if the evidence holds one.
-func (t *T) doomed(now time.Time) (doom, bool) {
+func (t *T) doomed(ctx context.Context, now time.Time) (doom, bool) {
 	since := t.start
 	if a, ok := t.Record.LastAction(now); ok {
 		since = a.At
 	}
-	ev := doomEvidence{since: since, now: now, events: t.Record.Since(since), prior: t.Prior}
+	ev := doomEvidence{since: since, now: now, events: t.Record.Since(since), prior: t.Prior,
+		noStatusSubresource: t.noStatusSubresource(ctx)}
 	ev.stuck, ev.allStuck = t.activity.stuck()
 	if t.Controller != nil {
 		for _, l := range t.Controller.LogSince(since) {
@@ -151,7 +163,7 @@ func judge(ev doomEvidence) (doom, bool) {
 		if l.At.Before(lastWrite) {
 			continue
 		}
-		if _, _, ok := refusedWrite(l.Text); ok {
+		if _, _, ok := refusedWrite(l.Text, ev.noStatusSubresource); ok {
 			refused = append(refused, l)
 		}
 		if _, ok := ctrlproc.ReconcilePanic(l.Text); ok {
@@ -163,19 +175,19 @@ func judge(ev doomEvidence) (doom, bool) {
 		need = 1
 	}
 	if len(refused) >= need {
-		why, lasting, _ := refusedWrite(refused[len(refused)-1].Text)
+		why, lasting, _ := refusedWrite(refused[len(refused)-1].Text, ev.noStatusSubresource)
 		if priorKind == refusedStatus {
-			return doom{Proof: ev.prior.String() + " (refused here too)", Prerequisite: true}, true
+			return doom{Proof: ev.prior.String() + " (refused here too)", Hint: ev.prior.Hint, Prerequisite: true}, true
 		}
 		d := doom{Proof: fmt.Sprintf("the API server refused the controller's write of an EdgeRoute %s since the last change (%s), and no status was written: %s",
-			Times(len(refused)), ago(ev.since, refused[0].At), why)}
+			Times(len(refused)), ago(ev.since, refused[0].At), why), Hint: refusalHint(why)}
 		if lasting {
-			d.Blocker = &Blocker{Kind: refusedStatus, Why: why}
+			d.Blocker = &Blocker{Kind: refusedStatus, Why: why, Hint: d.Hint}
 		}
 		return d, true
 	}
 	if priorKind == stuckWorkers && ev.allStuck && ev.stuck >= stuckConfirm {
-		return doom{Proof: ev.prior.String() + " (still stuck here)", Prerequisite: true}, true
+		return doom{Proof: ev.prior.String() + " (still stuck here)", Hint: ev.prior.Hint, Prerequisite: true}, true
 	}
 	if ev.stuck >= stuckFor {
 		why := fmt.Sprintf("a worker has been busy for %s and no reconcile finished: a call in Reconcile has not returned", ev.stuck.Round(100*time.Millisecond))
@@ -192,7 +204,9 @@ func judge(ev doomEvidence) (doom, bool) {
 	if n, recent := reconcilesSince(ev); n >= hotLoop && recent && ev.now.Sub(ev.since) >= hotLoopWait {
 		return doom{Proof: fmt.Sprintf("the controller reconciled %s in %s since the last change and is still at it: a hot loop "+
 			"(each pass wakes the next: a status write that always changes something, a RequeueAfter of milliseconds, or a watch on what it writes)",
-			Times(n), ev.now.Sub(ev.since).Round(100*time.Millisecond))}, true
+			Times(n), ev.now.Sub(ev.since).Round(100*time.Millisecond)),
+			Hint: "a pass that changes nothing must write nothing: compare the conditions with the stored ones before writing " +
+				"(meta.SetStatusCondition keeps lastTransitionTime), and requeue after seconds, not milliseconds"}, true
 	}
 	return doom{}, false
 }
@@ -201,7 +215,11 @@ func judge(ev doomEvidence) (doom, bool) {
 // status or the object), and whether the refusal lasts for the whole run
 // (RBAC and the CRD do not change while the controller runs; an invalid
 // status is refused for what it holds).
-func refusedWrite(line string) (why string, lasting, ok bool) {
+//
+// Without a status subresource a status write is answered with a NotFound
+// naming the object, as if it were gone: noStatusSubresource (read from the
+// installed CRD) tells the two apart.
+func refusedWrite(line string, noStatusSubresource bool) (why string, lasting, ok bool) {
 	if verb, resource, group, ok := ctrlproc.ForbiddenRequest(line); ok {
 		main, _, _ := strings.Cut(resource, "/")
 		if main == edgeRoutes && (verb == "update" || verb == "patch") {
@@ -213,17 +231,51 @@ func refusedWrite(line string) (why string, lasting, ok bool) {
 		return "", false, false
 	}
 	switch {
-	case ctrlproc.StatusNotFound(line):
-		return "writing the status found no such resource (404): the CRD has no status subresource", true, true
+	case noStatusSubresource && objectNotFoundRE.MatchString(line):
+		return "the CRD has no status subresource, so a write of the status is answered NotFound (404) although the EdgeRoute exists", true, true
 	case strings.Contains(line, "is invalid: status."):
 		return "the status written is invalid by the CRD's schema: " + after(line, "is invalid: "), false, true
 	}
 	return "", false, false
 }
 
+// refusalHint is what to do about a refused write, where the runner's
+// diagnosis of the log (RBAC) has nothing to say.
+func refusalHint(why string) string {
+	switch {
+	case strings.Contains(why, "no status subresource"):
+		return "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers), " +
+			"and write the status with r.Status().Update or r.Status().Patch"
+	case strings.Contains(why, "invalid"):
+		return "every condition must pass the CRD's schema (the message names the field): a reason is CamelCase letters, a status True, False or Unknown"
+	}
+	return ""
+}
+
 // edgeRoutes is the resource of EdgeRouteGVK, as the API server names it in
 // its errors.
 const edgeRoutes = "edgeroutes"
+
+// objectNotFoundRE is the API server's NotFound for an EdgeRoute, as a log
+// line quotes it: edgeroutes.net.10xdev.io \"name\" not found.
+var objectNotFoundRE = regexp.MustCompile(regexp.QuoteMeta(edgeRoutes+"."+EdgeRouteGVK.Group) + ` \\?"[^"\\]+\\?" not found`)
+
+// noStatusSubresource reads the installed CRD once per check: whether its
+// version has no status subresource. An unreadable CRD says nothing.
+func (t *T) noStatusSubresource(ctx context.Context) bool {
+	t.crdOnce.Do(func() {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if t.Client == nil || t.Client.Get(ctx, client.ObjectKey{Name: edgeRoutes + "." + EdgeRouteGVK.Group}, crd) != nil {
+			return
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name == EdgeRouteGVK.Version {
+				t.noStatus = v.Subresources == nil || v.Subresources.Status == nil
+			}
+		}
+	})
+	return t.noStatus
+}
 
 // reconcilesSince counts the reconciles the scrapes saw after ev.since, and
 // whether some finished within hotLoopRecent of now.

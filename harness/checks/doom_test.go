@@ -22,7 +22,9 @@ func reconcilerError(err string) string {
 var (
 	forbiddenUpdate = reconcilerError(`updating status of ` + ns + `/orphan: edgeroutes.net.10xdev.io \"orphan\" is forbidden: ` +
 		`User \"gw10-controller\" cannot update resource \"edgeroutes\" in API group \"net.10xdev.io\" in the namespace \"` + ns + `\"`)
-	statusNotFound = reconcilerError(`updating status of ` + ns + `/orphan: the server could not find the requested resource (put edgeroutes.net.10xdev.io orphan)`)
+	// A status write without the status subresource, or of an object
+	// deleted meanwhile: the same words.
+	statusNotFound = reconcilerError(`updating status of ` + ns + `/orphan: edgeroutes.net.10xdev.io \"orphan\" not found`)
 	invalidStatus  = reconcilerError(`updating status of ` + ns + `/orphan: EdgeRoute.net.10xdev.io \"orphan\" is invalid: ` +
 		`status.conditions[0].reason: Invalid value: \"not a reason!\": status.conditions[0].reason in body should match '^[A-Za-z]'`)
 	panicked = `2026-12-04T07:06:04Z	ERROR	Observed a panic	{"controller": "edgeroute", "controllerGroup": "net.10xdev.io", ` +
@@ -69,8 +71,11 @@ func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
 	}{
 		{"the object written with r.Update where only the status is granted", evidenceOf(action, 10*time.Millisecond, repeat(forbiddenUpdate, 2)...),
 			[]string{"refused the controller's write of an EdgeRoute twice", `forbidden to update "edgeroutes" in API group "net.10xdev.io"`, "no status was written"}, true},
-		{"a CRD without the status subresource", evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 3)...),
-			[]string{"3 times", "no such resource (404): the CRD has no status subresource"}, true},
+		{"a CRD without the status subresource", func() doomEvidence {
+			ev := evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 3)...)
+			ev.noStatusSubresource = true
+			return ev
+		}(), []string{"3 times", "the CRD has no status subresource, so a write of the status is answered NotFound (404)"}, true},
 		{"a status the schema rejects", evidenceOf(action, 10*time.Millisecond, repeat(invalidStatus, 2)...),
 			[]string{"invalid by the CRD's schema: status.conditions[0].reason: Invalid value"}, false},
 		{"a panic loop", evidenceOf(action, 10*time.Millisecond, repeat(panicked, 3)...),
@@ -146,6 +151,7 @@ func TestACorrectControllersEvidenceNeverEndsAWait(t *testing.T) {
 			ev.events = append(ev.events, status(50*time.Millisecond))
 			return ev
 		}()},
+		{"NotFound on writing the status of a route deleted meanwhile", evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 3)...)},
 		{"two panics", evidenceOf(action, 10*time.Millisecond, repeat(panicked, 2)...)},
 		{"panics before the status was written", func() doomEvidence {
 			ev := evidenceOf(action, 10*time.Millisecond, repeat(panicked, 5)...)
@@ -197,5 +203,23 @@ func TestAfterCutsAtTheEndOfTheJSONString(t *testing.T) {
 	}
 	if got, want := after("no separator", "x: "), "no separator"; got != want {
 		t.Errorf("after = %q, want %q", got, want)
+	}
+}
+
+// A proof the runner's diagnosis cannot read from the log says what to do;
+// a prerequisite passes its hint on to the later checks.
+func TestAProofSaysWhatToDo(t *testing.T) {
+	action := time.Date(2026, 12, 4, 6, 49, 29, 0, time.UTC)
+	ev := evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 2)...)
+	ev.noStatusSubresource = true
+	d, ok := judge(ev)
+	if !ok || !strings.Contains(d.Hint, "+kubebuilder:subresource:status") || d.Blocker == nil || d.Blocker.Hint != d.Hint {
+		t.Fatalf("no status subresource: %+v (blocker %+v)", d, d.Blocker)
+	}
+	later := evidenceOf(action, 10*time.Millisecond, statusNotFound)
+	later.noStatusSubresource = true
+	later.prior = &Prior{Check: "missing-service", Blocker: *d.Blocker}
+	if p, ok := judge(later); !ok || !p.Prerequisite || p.Hint != d.Hint {
+		t.Errorf("the later check's proof %+v does not pass on the hint %q", p, d.Hint)
 	}
 }

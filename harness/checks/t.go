@@ -65,6 +65,11 @@ type T struct {
 	causes   []string
 	notes    []string
 	blocker  *Blocker
+	hint     string // the first proof's (doom.go)
+
+	// crdOnce reads the installed CRD for the waits' proofs (doom.go).
+	crdOnce  sync.Once
+	noStatus bool
 }
 
 // NewT makes the handle for one run of check id.
@@ -140,6 +145,15 @@ func (t *T) Must(err error, what string, args ...any) {
 	}
 }
 
+// setHint keeps the first hint a proof gave.
+func (t *T) setHint(h string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hint == "" {
+		t.hint = h
+	}
+}
+
 // setBlocker keeps the first proof that holds for the rest of the run.
 func (t *T) setBlocker(b Blocker) {
 	t.mu.Lock()
@@ -160,6 +174,8 @@ type Outcome struct {
 	// Blocker is a proof that holds for the rest of the run, which ended a
 	// wait: the runner hands it to the later checks as Env.Prior.
 	Blocker *Blocker
+	// Hint is what to do about the proof that ended a wait, if it says.
+	Hint string
 }
 
 // Execute runs the check on its own goroutine, with the API server and the
@@ -190,6 +206,7 @@ func Execute(ctx context.Context, chk Check, t *T) Outcome {
 		Notes:   append([]string(nil), t.notes...),
 		Started: t.start,
 		Blocker: t.blocker,
+		Hint:    t.hint,
 	}
 	t.mu.Unlock()
 	out.Evidence = t.Evidence()

@@ -41,7 +41,7 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 		var why string
 		_, timer := t.activity.quiet()
 		quiet := t.activity.quietSince(start)
-		d, doomed := t.doomed(time.Now())
+		d, doomed := t.doomed(ctx, time.Now())
 		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
@@ -49,9 +49,11 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 			why = fmt.Sprintf("not reached within %s", within)
 		case doomed && d.Prerequisite:
 			why = "not run properly: " + d.Proof
+			t.setHint(d.Hint)
 		case doomed:
 			why = "it cannot succeed: " + d.Proof
 			t.Cause("%s", d.Proof)
+			t.setHint(d.Hint)
 			if d.Blocker != nil {
 				t.setBlocker(*d.Blocker)
 			}

@@ -3,7 +3,6 @@ package ctrlproc
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -67,7 +66,7 @@ func Diagnose(s Snapshot) []Finding {
 		})
 	}
 	out = append(out, Forbidden(s.Log, s.Role)...)
-	if slices.ContainsFunc(s.Log, StatusNotFound) {
+	if line := first(s.Log, "the server could not find the requested resource"); line != "" && strings.Contains(strings.ToLower(line), "status") {
 		out = append(out, Finding{
 			Cause: "writing the status failed with NotFound: the CRD has no status subresource",
 			Hint:  "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers)",
@@ -138,16 +137,6 @@ func ForbiddenRequest(line string) (verb, resource, group string, ok bool) {
 	}
 	return m[1], m[2], m[3], true
 }
-
-// StatusNotFound reports a line saying a status write found no such
-// resource: the CRD has no status subresource.
-func StatusNotFound(line string) bool {
-	return strings.Contains(line, notFoundText) && strings.Contains(strings.ToLower(line), "status")
-}
-
-// notFoundText is the API server's answer to a request for a resource it
-// does not serve (a subresource the CRD does not declare).
-const notFoundText = "the server could not find the requested resource"
 
 // String is the finding as the failure blocks print it.
 func (f Finding) String() string { return "cause: " + f.Cause + "\nhint:  " + f.Hint }

@@ -111,6 +111,9 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		res.Causes = append(res.Causes, restarted)
 	}
 	r.diagnose(ctx, &res, chk, start)
+	if out.Hint != "" && res.Hint == chk.Hint {
+		res.Hint = out.Hint // the proof that ended a wait knows better than the check
+	}
 	r.focusLog(&res, ns, start)
 	return res
 }

@@ -151,7 +151,7 @@ func writeKillTable() {
 	}
 	sort.Strings(killTable.rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-8s %-34s %-9s %6s %-20s %-28s %s\n", "step", "mutant or variant", "result", "time", "check", "its clauses", "cause seen")
+	fmt.Fprintf(&b, "%-8s %-34s %-9s %6s %7s %-20s %-28s %s\n", "step", "mutant or variant", "result", "time", "verdict", "check", "its clauses", "cause seen")
 	for _, r := range killTable.rows {
 		b.WriteString(r + "\n")
 	}
@@ -173,13 +173,13 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 					ids = []string{m.wantCheck}
 				}
 				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
-				took := rep.Duration
+				took, verdict := rep.Duration, verdictTime(rep, m)
 				clauses := "-" // a stage proves no clause of the contract
 				if c, ok := checks.Find(st.Checks, m.wantCheck); ok && len(c.Clauses) > 0 {
 					clauses = strings.Join(c.Clauses, ",")
 				}
 				row := func(result, text string) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, m.name, result, seconds(took), m.wantCheck+m.wantStage, clauses, firstLineOf(text, m.wantCause)))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, m.name, result, seconds(took), verdict, m.wantCheck+m.wantStage, clauses, firstLineOf(text, m.wantCause)))
 				}
 				if rep.Summary.OK {
 					row("SURVIVED", "")
@@ -227,13 +227,28 @@ func TestEveryVariantPasses(t *testing.T) {
 				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts())
 				took := seconds(rep.Duration)
 				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
-					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, v.name, "FAILED", took, "(variant)", "-", v.about))
+					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, v.name, "FAILED", took, "-", "(variant)", "-", v.about))
 					t.Fatalf("variant %s (%s) does not pass every check:\n%s", v.name, v.about, out)
 				}
-				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %-20s %-28s %s", st.Name, v.name, "passes", took, "(variant)", "-", v.about))
+				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, v.name, "passes", took, "-", "(variant)", "-", v.about))
 			})
 		}
 	}
+}
+
+// verdictTime is a kill table's verdict column: how long the check (or
+// stage) that must catch the mutant took to say so, beyond the stages
+// before it.
+func verdictTime(rep *report.Report, m mutant) string {
+	for _, st := range rep.Stages {
+		if m.wantStage != "" && st.Name == m.wantStage {
+			return seconds(st.Duration)
+		}
+	}
+	if res := findResult(rep, m.wantCheck); res != nil && m.wantCheck != "" {
+		return seconds(res.Duration)
+	}
+	return "-"
 }
 
 // seconds is a kill table's time column: the run's own duration (build,
