@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -45,6 +46,7 @@ func (r *Report) Terminal(w io.Writer) { r.TerminalView(w, View{}) }
 // that says what to do next. The per-check pass/fail lines are printed as
 // the checks run (see the runner). No controller log line is printed twice.
 func (r *Report) TerminalView(w io.Writer, v View) {
+	w = plainText{w} // learner text (logs, test output) reaches the terminal as text only
 	first := r.firstFailure()
 	printed := map[string]bool{} // log lines already shown
 	var short []string           // the one-line failures
@@ -258,3 +260,36 @@ func unprinted(lines []string, printed map[string]bool) []string {
 	}
 	return out
 }
+
+// plainText writes what it is given with every control character but
+// newline and tab shown as \x.. (escape sequences from a controller's log or
+// a unit test's output could clear the instructor's screen, or rewrite what
+// it shows).
+type plainText struct{ w io.Writer }
+
+func (p plainText) Write(b []byte) (int, error) {
+	clean := true
+	for _, c := range b {
+		if isControl(c) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return p.w.Write(b)
+	}
+	var out bytes.Buffer
+	for _, c := range b {
+		if isControl(c) {
+			fmt.Fprintf(&out, "\\x%02x", c)
+		} else {
+			out.WriteByte(c)
+		}
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func isControl(c byte) bool { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f }

@@ -214,3 +214,15 @@ func TestTheWatchsClosingLineSaysSave(t *testing.T) {
 		t.Errorf("closing line after a compile error:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestControlCharactersReachTheTerminalAsText: a controller's log line with a
+// clear-screen sequence is shown, not obeyed.
+func TestControlCharactersReachTheTerminalAsText(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := (plainText{&out}).Write([]byte("log \x1b[2J\x1b[H cleared\r\tok\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "log \\x1b[2J\\x1b[H cleared\\x0d\tok\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

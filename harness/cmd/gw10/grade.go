@@ -124,6 +124,12 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	if rep == nil {
 		return runErr
 	}
+	if stage := harnessFailure(rep); stage != "" && tree.Grading.Official {
+		// A zero here would be the machine's grade, not the submission's.
+		fmt.Fprintf(os.Stderr, "gw10: no grade: the %s stage failed, which nothing in a submission causes (a busy machine, most often; see above). "+
+			"Grade it again; no reports written.\n", stage)
+		return exitError{3}
+	}
 	tree.Grading.Sandbox = &sandboxed
 	if tree.Grading.Official {
 		tree.Grading.Grader = graderOf(gr.graderCommit, tree.Grading.Upstream.Commit)
@@ -150,6 +156,20 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 		}
 	}
 	return exitFor(rep)
+}
+
+// harnessStages are the stages that are the harness's own: their failure
+// says nothing about the submission.
+var harnessStages = []string{"cluster", "controller identity", "proxy stand-in"}
+
+// harnessFailure names the harness's own stage that failed, or "".
+func harnessFailure(rep *report.Report) string {
+	for _, st := range rep.Stages {
+		if st.Status == report.Fail && slices.Contains(harnessStages, st.Name) {
+			return st.Name
+		}
+	}
+	return ""
 }
 
 // graderOf says where the grader's checks come from, and why they are not

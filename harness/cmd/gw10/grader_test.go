@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/report"
 )
 
 // TestTheGraderIsBuiltFromTheCommitItNames: a file planted in a checkout's
@@ -77,5 +79,19 @@ func TestGradeTargetsReadTheFlagsTheFlagSetReads(t *testing.T) {
 	}
 	if sub, root, ref := gradeTargets(nil); sub != "" || root != "." || ref != "HEAD" {
 		t.Errorf("defaults: got %q %q %q", sub, root, ref)
+	}
+}
+
+// TestAGradeTheHarnessCouldNotRunIsNoGrade: a control plane that did not
+// start (a busy machine) is not a zero for the submission; a failed build is.
+func TestAGradeTheHarnessCouldNotRunIsNoGrade(t *testing.T) {
+	for _, c := range []struct {
+		stage string
+		want  string
+	}{{"cluster", "cluster"}, {"proxy stand-in", "proxy stand-in"}, {"build", ""}, {"unit tests", ""}, {"start controller", ""}} {
+		rep := &report.Report{Stages: []report.Stage{{Name: "build", Status: report.Pass}, {Name: c.stage, Status: report.Fail}}}
+		if got := harnessFailure(rep); got != c.want {
+			t.Errorf("stage %s failed: %q, want %q", c.stage, got, c.want)
+		}
 	}
 }
