@@ -243,12 +243,23 @@ func helperRun(args []string) error {
 	return fmt.Errorf("exec %s: %w", prog, syscall.Exec(prog, fs.Args(), env))
 }
 
+// systemDirs are the top-level directories a program sees as they are:
+// the system's programs, libraries and configuration, and the kernel's
+// files. Every other one (/home, /root, /work, /srv, /opt, /var, /run, a
+// checkout wherever it lives) reads empty: learner code reads nothing of the
+// machine but what it runs on.
+var systemDirs = map[string]bool{"bin": true, "sbin": true, "lib": true, "lib32": true, "lib64": true, "libx32": true,
+	"usr": true, "etc": true, "proc": true, "sys": true, "dev": true, "tmp": true}
+
 // isolate gives the calling thread (which execs the program) mount and
-// IPC namespaces of its own, whose mounts propagate nowhere: each
-// world-writable directory is a fresh tmpfs, gone with the program (the
-// scratch directory, under one of them, bound back in place); System V
-// IPC objects die with the namespace; and each directory of hide reads
-// empty and refuses writes.
+// IPC namespaces of its own, whose mounts propagate nowhere:
+//   - every top-level directory but the system's reads empty (read-only);
+//   - each world-writable directory is a fresh tmpfs, gone with the program,
+//     and System V IPC objects die with the namespace;
+//   - the scratch directory is bound back where it was;
+//   - each directory of hide reads empty as well;
+//   - /proc shows only the user's own processes (hidepid=2): not the
+//     grader's command line, nor anyone else's.
 func isolate(scratch string, hide []string) error {
 	if !filepath.IsAbs(scratch) || filepath.Clean(scratch) == "/" {
 		return fmt.Errorf("the scratch directory %q: not an absolute directory below /", scratch)
@@ -265,10 +276,27 @@ func isolate(scratch string, hide []string) error {
 		return fmt.Errorf("the scratch directory %s: %w", scratch, err)
 	}
 	defer unix.Close(fd)
+	const hidden = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	var tops []string
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return fmt.Errorf("listing /: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || systemDirs[e.Name()] { // a symbolic link (/bin → usr/bin) is not a directory here
+			continue
+		}
+		d := "/" + e.Name()
+		// Writable until the scratch directory's place is made in it.
+		if err := unix.Mount("gw10-hidden", d, "tmpfs", hidden, "size=64k,mode=0555"); err != nil {
+			return fmt.Errorf("hiding %s: %w", d, err)
+		}
+		tops = append(tops, d)
+	}
 	seen := map[string]bool{}
 	for _, d := range worldWritable {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() || seen[d] {
-			continue
+			continue // gone with a hidden top-level directory, or already done
 		}
 		seen[d] = true
 		if err := unix.Mount("gw10-scratch", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=256m,mode=1777"); err != nil {
@@ -288,12 +316,19 @@ func isolate(scratch string, hide []string) error {
 			return fmt.Errorf("hide %q: not an absolute directory below /", d)
 		}
 		if _, err := os.Stat(d); err != nil {
-			continue // under a private world-writable directory: gone already
+			continue // under a hidden or private directory: gone already
 		}
-		flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-		if err := unix.Mount("gw10-hidden", d, "tmpfs", flags, "size=4k,mode=0555"); err != nil {
+		if err := unix.Mount("gw10-hidden", d, "tmpfs", hidden|unix.MS_RDONLY, "size=4k,mode=0555"); err != nil {
 			return fmt.Errorf("hiding %s: %w", d, err)
 		}
+	}
+	for _, d := range tops {
+		if err := unix.Mount("", d, "", unix.MS_REMOUNT|unix.MS_RDONLY|hidden, ""); err != nil {
+			return fmt.Errorf("making %s read-only: %w", d, err)
+		}
+	}
+	if err := unix.Mount("proc", "/proc", "proc", hidden, "hidepid=2"); err != nil {
+		return fmt.Errorf("a /proc of the user's own processes: %w", err)
 	}
 	return nil
 }

@@ -267,11 +267,12 @@ func TestCapWriterKeepsTheFirstAndTheLastBytes(t *testing.T) {
 	}
 }
 
-// TestHiddenDirectoriesReadEmpty: a world-readable directory the grader
-// hides (the upstream checkout with its solutions/) reads empty to the
-// program and to what it starts, and cannot be written; the grader still
-// sees it whole; a directory that holds the scratch directory cannot be
-// hidden and the sandbox says so.
+// TestHiddenDirectoriesReadEmpty: world-readable files outside the system's
+// directories (an upstream checkout with its solutions/, this workbook)
+// read empty to the program and to what it starts, and cannot be written;
+// the grader's command line is not in its /proc; the grader still sees
+// everything whole; Hide's bookkeeping keeps the outermost directories and
+// refuses one that holds the scratch directory, and says so.
 func TestHiddenDirectoriesReadEmpty(t *testing.T) {
 	// Not under a world-writable directory: each program sees those empty.
 	secret, err := os.MkdirTemp("/run", "gw10-upstream-")
@@ -289,20 +290,15 @@ func TestHiddenDirectoriesReadEmpty(t *testing.T) {
 	if err := os.WriteFile(answer, []byte("package answer // THE SOLUTION\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The control: without Hide the program reads the world-readable file.
-	control, err := Open(context.Background(), Options{})
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("SKIPPED, THE SANDBOX IS NOT TESTED HERE: %v", err)
+	// World-readable all the way down, so only the sandbox keeps it out.
+	for _, p := range []string{secret, filepath.Dir(answer), answer} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o004 == 0 {
+			t.Fatalf("%s is not world-readable, so the test proves nothing: %v", p, err)
+		}
 	}
+	wd, err := os.Getwd() // the workbook's checkout
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := string(run(t, control, sh("cat "+answer), 30*time.Second).Output)
-	if err := control.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "THE SOLUTION") {
-		t.Fatalf("the control could not read %s, so the test proves nothing:\n%s", answer, out)
 	}
 	s := open(t, Options{Hide: []string{secret, filepath.Join(secret, "solutions"), os.TempDir()}})
 	if got := s.Hidden(); len(got) != 1 || got[0] != secret {
@@ -313,14 +309,16 @@ func TestHiddenDirectoriesReadEmpty(t *testing.T) {
 	}
 	res := run(t, s, sh(fmt.Sprintf(`cat %[1]s 2>/dev/null
 sh -c 'cat %[1]s' 2>/dev/null
-ls -A %[2]s | sed 's/^/listed: /'
+ls -A %[2]s 2>/dev/null | sed 's/^/listed: /'
+ls -A %[3]s 2>/dev/null | sed 's/^/listed: /'
 touch %[2]s/planted 2>/dev/null && echo "WROTE IN THE HIDDEN DIRECTORY"
-echo done`, answer, secret)), 30*time.Second)
-	out = string(res.Output)
+tr '\0' ' ' < /proc/%[4]d/cmdline 2>/dev/null && echo " READ THE GRADER'S COMMAND LINE"
+echo done`, answer, secret, wd, os.Getpid())), 30*time.Second)
+	out := string(res.Output)
 	if res.ExitCode != 0 || !strings.Contains(out, "done") {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
 	}
-	for _, bad := range []string{"THE SOLUTION", "listed:", "WROTE"} {
+	for _, bad := range []string{"THE SOLUTION", "listed:", "WROTE", "READ THE GRADER"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("the program saw %q in the hidden directory:\n%s", bad, out)
 		}
