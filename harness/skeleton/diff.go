@@ -196,7 +196,7 @@ func hideMarkers(src string) string {
 	lines := strings.SplitAfter(src, "\n")
 	kept := lines[:0]
 	for i, l := range lines {
-		if !(marker[i+1] && tokens[i+1] == 1) {
+		if isMarker := marker[i+1] && tokens[i+1] == 1; !isMarker {
 			kept = append(kept, l)
 		}
 	}
