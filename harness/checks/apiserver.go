@@ -24,12 +24,24 @@ type seenVersion struct {
 	rv         string
 	generation int64
 	conds      []condition
+	service    string // spec.service
+	deleting   bool   // a deletionTimestamp: finalizers hold it
+	gone       bool   // the watch's Deleted event: no conditions, no spec
 }
 
-// apiserverLog keeps every EdgeRoute version seen in the check's namespace.
+// seenService is a Service of the check's namespace appearing or going.
+type seenService struct {
+	at     time.Time
+	name   string
+	exists bool
+}
+
+// apiserverLog keeps every EdgeRoute version and every Service change seen
+// in the check's namespace.
 type apiserverLog struct {
 	mu       sync.Mutex
 	versions []seenVersion
+	services []seenService
 }
 
 // recordAPIServer watches the check's EdgeRoutes and Services and records
@@ -84,6 +96,9 @@ func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
 			t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
 				Text: fmt.Sprintf("EdgeRoute %s is gone from the API", name)})
 			delete(last, name)
+			t.api.mu.Lock()
+			t.api.versions = append(t.api.versions, seenVersion{at: now, name: name, rv: obj.GetResourceVersion(), gone: true})
+			t.api.mu.Unlock()
 			continue
 		case watch.Modified:
 			for _, e := range routeChange(now, what, name, prev, obj) {
@@ -94,8 +109,9 @@ func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
 		}
 		last[name] = obj
 		t.api.mu.Lock()
+		service, _, _ := unstructured.NestedString(obj.Object, "spec", "service")
 		t.api.versions = append(t.api.versions, seenVersion{at: now, name: name, rv: obj.GetResourceVersion(),
-			generation: obj.GetGeneration(), conds: conditionsOf(obj)})
+			generation: obj.GetGeneration(), conds: conditionsOf(obj), service: service, deleting: obj.GetDeletionTimestamp() != nil})
 		t.api.mu.Unlock()
 	}
 }
@@ -166,8 +182,12 @@ func (t *T) followServices(ctx context.Context, w watch.Interface) {
 		if verb == "" {
 			continue
 		}
-		t.Record.Add(evidence.Event{Source: evidence.APIServer, Kind: evidence.Object,
+		now := time.Now()
+		t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object,
 			Object: "Service " + t.Namespace + "/" + svc.Name, Text: "Service " + svc.Name + " " + verb})
+		t.api.mu.Lock()
+		t.api.services = append(t.api.services, seenService{at: now, name: svc.Name, exists: ev.Type != watch.Deleted})
+		t.api.mu.Unlock()
 	}
 }
 

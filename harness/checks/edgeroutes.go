@@ -24,8 +24,17 @@ var EdgeRouteGVK = schema.GroupVersionKind{Group: "net.10xdev.io", Version: "v1"
 // Route is a handle on one EdgeRoute of a check.
 type Route struct {
 	t       *T
+	ns      string // empty: the check's namespace
 	Name    string
 	Service string
+}
+
+// Namespace is the route's namespace: the check's own, or a neighbour's.
+func (r *Route) Namespace() string {
+	if r.ns != "" {
+		return r.ns
+	}
+	return r.t.Namespace
 }
 
 // RouteSpec is what the harness writes into an EdgeRoute's spec.
@@ -46,15 +55,29 @@ func (t *T) NewRoute(ctx context.Context, name, service string, port int64) *Rou
 
 // NewRouteWith creates EdgeRoute name with spec.
 func (t *T) NewRouteWith(ctx context.Context, name string, spec RouteSpec) *Route {
+	return t.NewRouteIn(ctx, t.Namespace, name, spec)
+}
+
+// NewRouteIn creates EdgeRoute name with spec in namespace ns (the check's,
+// or a neighbour from t.Neighbour).
+func (t *T) NewRouteIn(ctx context.Context, ns, name string, spec RouteSpec) *Route {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(EdgeRouteGVK)
-	obj.SetNamespace(t.Namespace)
+	obj.SetNamespace(ns)
 	obj.SetName(name)
 	obj.Object["spec"] = spec.object()
-	r := &Route{t: t, Name: name, Service: spec.Service}
-	t.Did(evidence.RouteCreated, r.Object(), "creating EdgeRoute %s (service %s)", name, spec.Service)
-	t.Must(t.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", t.Namespace, name)
+	r := &Route{t: t, ns: ns, Name: name, Service: spec.Service}
+	t.Did(evidence.RouteCreated, r.Object(), "creating EdgeRoute %s (service %s)", t.shortName(ns, name), spec.Service)
+	t.Must(t.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", ns, name)
 	return r
+}
+
+// shortName is name in the check's namespace, ns/name in a neighbour.
+func (t *T) shortName(ns, name string) string {
+	if ns == t.Namespace {
+		return name
+	}
+	return ns + "/" + name
 }
 
 // Route returns a handle on an existing EdgeRoute.
@@ -62,12 +85,17 @@ func (t *T) Route(name, service string) *Route { return &Route{t: t, Name: name,
 
 // CreateService creates Service name in the check's namespace.
 func (t *T) CreateService(ctx context.Context, name string) {
+	t.CreateServiceIn(ctx, t.Namespace, name)
+}
+
+// CreateServiceIn creates Service name in namespace ns.
+func (t *T) CreateServiceIn(ctx context.Context, ns, name string) {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}},
 	}
-	t.Did(evidence.ServiceCreated, "Service "+t.Namespace+"/"+name, "creating Service %s", name)
-	t.Must(t.Client.Create(ctx, svc), "creating Service %s/%s", t.Namespace, name)
+	t.Did(evidence.ServiceCreated, "Service "+ns+"/"+name, "creating Service %s", t.shortName(ns, name))
+	t.Must(t.Client.Create(ctx, svc), "creating Service %s/%s", ns, name)
 }
 
 // DeleteService deletes Service name.
@@ -78,10 +106,10 @@ func (t *T) DeleteService(ctx context.Context, name string) {
 }
 
 // Key is the route's key at the proxy.
-func (r *Route) Key() proxy.Key { return proxy.Key{Namespace: r.t.Namespace, Name: r.Name} }
+func (r *Route) Key() proxy.Key { return proxy.Key{Namespace: r.Namespace(), Name: r.Name} }
 
 // Object names the route in evidence: "EdgeRoute ns/name".
-func (r *Route) Object() string { return "EdgeRoute " + r.t.Namespace + "/" + r.Name }
+func (r *Route) Object() string { return "EdgeRoute " + r.Namespace() + "/" + r.Name }
 
 func (r *Route) String() string { return r.Object() }
 
@@ -89,7 +117,7 @@ func (r *Route) String() string { return r.Object() }
 func (r *Route) Get(ctx context.Context) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(EdgeRouteGVK)
-	err := r.t.Client.Get(ctx, client.ObjectKey{Namespace: r.t.Namespace, Name: r.Name}, obj)
+	err := r.t.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace(), Name: r.Name}, obj)
 	return obj, err
 }
 
@@ -119,7 +147,7 @@ func (r *Route) Edit(ctx context.Context, what string, edit func(spec map[string
 func (r *Route) Delete(ctx context.Context) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(EdgeRouteGVK)
-	obj.SetNamespace(r.t.Namespace)
+	obj.SetNamespace(r.Namespace())
 	obj.SetName(r.Name)
 	r.t.Did(evidence.RouteDeleted, r.Object(), "deleting EdgeRoute %s", r.Name)
 	r.t.Must(r.t.Client.Delete(ctx, obj), "deleting %s", r)

@@ -46,6 +46,15 @@ type Env struct {
 	// rest of the run (its Outcome.Blocker): a wait whose own evidence
 	// confirms it ends at once, naming it.
 	Prior *Prior
+	// NewNamespace makes another namespace for the check (removed with the
+	// check's own), for what must hold across namespaces: a Service event
+	// reaches the routes of its own namespace, and a same-named Service
+	// elsewhere changes nothing. Nil where the runner gives none.
+	NewNamespace func(ctx context.Context) (string, error)
+	// Invariants are the step's clauses that must hold at every event:
+	// Execute evaluates them over the whole history once the check has
+	// run, and a check may evaluate them sooner (T.Violations).
+	Invariants []Invariant
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the
@@ -62,6 +71,7 @@ type T struct {
 
 	mu       sync.Mutex
 	failures []string
+	violated bool // Violations found some: said once
 	causes   []string
 	notes    []string
 	blocker  *Blocker
@@ -77,6 +87,16 @@ func NewT(id string, env Env) *T {
 	t := &T{Env: env, Record: &evidence.Record{}, id: id, start: time.Now()}
 	t.activity = &activity{t: t}
 	return t
+}
+
+// Neighbour makes another namespace for the check (see Env.NewNamespace).
+func (t *T) Neighbour(ctx context.Context) string {
+	if t.NewNamespace == nil {
+		t.Fatalf("the harness gave check %s no way to make a second namespace (a harness bug, please report it)", t.id)
+	}
+	ns, err := t.NewNamespace(ctx)
+	t.Must(err, "creating a second namespace for the check")
+	return ns
 }
 
 // Name is the check's ID.
@@ -196,6 +216,11 @@ func Execute(ctx context.Context, chk Check, t *T) Outcome {
 		chk.Run(ctx, t)
 	}()
 	<-done
+	if ctx.Err() == nil && !t.alreadyViolated() {
+		if err := t.Violations(); err != nil {
+			t.Errorf("%s", err)
+		}
+	}
 	stopScrape()
 	stopWatch()
 	t.mu.Lock()

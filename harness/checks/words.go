@@ -20,3 +20,6 @@ func Count(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// ResultList reads reconciles by result as "3 success, 1 error".
+func ResultList(d map[string]int) string { return resultList(d) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,10 +86,27 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	stopWatching := r.endOnCrash(checkCtx, cancel)
 	defer stopWatching()
 
+	var mu sync.Mutex
+	var neighbours []string
+	defer func() {
+		for _, n := range neighbours {
+			r.deleteNamespace(c, n)
+		}
+	}()
+	newNamespace := func(ctx context.Context) (string, error) {
+		n, err := r.createNamespace(ctx, c, chk.ID)
+		if err == nil {
+			mu.Lock()
+			neighbours = append(neighbours, n)
+			mu.Unlock()
+		}
+		return n, err
+	}
 	t := checks.NewT(chk.ID, checks.Env{
 		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
-		Prior: r.priorProof(),
+		Prior:        r.priorProof(),
+		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants,
 	})
 	out := checks.Execute(checkCtx, chk, t)
 	r.keepBlocker(chk, out)

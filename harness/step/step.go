@@ -33,6 +33,9 @@ type Step struct {
 	// runs exactly these (the same code gets the same results, run after
 	// run); make check runs them plus one fresh seed.
 	Seeds []int64
+	// Invariants are the contract's clauses checked at every event of every
+	// check (checks.Invariant): the runner gives them to each check.
+	Invariants []checks.Invariant
 	// Cleanup are the namespaced kinds a check may create that the runner
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).
@@ -101,6 +104,11 @@ func (s Step) Validate() error {
 			if _, ok := s.Clause(id); !ok {
 				return fmt.Errorf("step %q: check %q names clause %q, which its contract lacks", s.Name, c.ID, id)
 			}
+		}
+	}
+	for _, inv := range s.Invariants {
+		if _, ok := s.Clause(inv.Clause); !ok || inv.Eval == nil || inv.Rule == "" {
+			return fmt.Errorf("step %q: invariant %q names no clause of its contract, or lacks a rule or Eval", s.Name, inv.Clause)
 		}
 	}
 	return nil

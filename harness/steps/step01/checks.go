@@ -141,8 +141,10 @@ is not accepted (Accepted=False, reason ServiceNotFound), it must not be Program
 the data plane must not hold it. Every condition carries observedGeneration, the
 metadata.generation it describes. Then return ctrl.Result{}, nil: the route waits for
 its Service at no cost, and the Service watch wakes it when the Service appears.
-Requeue or RequeueAfter here is polling: it works, slowly, and costs a reconcile per
-route per tick forever. If the controller's log says "forbidden", the ClusterRole
+Requeue: true (or an error, or a RequeueAfter under a second) here is polling: it
+works, slowly, and costs a reconcile per route per tick forever. The check measures
+it: any reconcile once the route was reported, while nothing changes, other than a
+RequeueAfter of a second or more. If the controller's log says "forbidden", the ClusterRole
 generated from your RBAC markers lacks Services.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "orphan", "no-such-service", 8080)
@@ -153,14 +155,19 @@ generated from your RBAC markers lacks Services.`,
 			}
 			return nil
 		})
-		noPolling(ctx, t, r, "its Service to appear", t.Timeouts.Quiet)
+		noPolling(ctx, t, []*checks.Route{r}, "its Service to appear", t.Timeouts.Quiet)
 	},
 }
 
-// noPolling fails the check when the controller reconciles while a route
-// waits for something only a watch can bring: every reconcile after the
-// route was reported (beyond the echo of its own status write) is a poll.
-func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor string, window time.Duration) {
+// noPolling fails the check when the controller keeps reconciling while
+// the waiting routes wait for something only a watch can bring. The verdict
+// is the reconcile rate measured over a window once the controller went
+// idle (the echo of the routes' own status writes has come and gone), not
+// what the reconciles asked for: a requeue that the window never sees fire
+// (a periodic resync after ten minutes) costs nothing, and a RequeueAfter of
+// a second or more is fair (at most one reconcile per waiting route per
+// second, every one of them a requeue_after).
+func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitingFor string, window time.Duration) {
 	t.WaitIdle(ctx)
 	before, ok := t.LastMetrics()
 	if !ok {
@@ -171,37 +178,55 @@ func noPolling(ctx context.Context, t *checks.T, r *checks.Route, waitingFor str
 	if !ok {
 		return
 	}
-	polls := after.ReconcileTotal - before.ReconcileTotal
-	timers := t.ResultsSince(r, "requeue", "requeue_after", "error")
-	// A retry that ran and was followed by a plain success (a conflict on a
-	// finalizer update, say) is over; one still waiting in the queue polls.
-	if polls <= 0 && (timers == 0 || !t.RetryPending()) {
+	polls := int(after.ReconcileTotal - before.ReconcileTotal)
+	byResult := map[string]int{}
+	for k, v := range after.ByResult {
+		if d := int(v - before.ByResult[k]); d > 0 {
+			byResult[k] = d
+		}
+	}
+	if polls <= 0 {
 		return
 	}
-	cause, observed := pollingWords(r.String(), waitingFor, int(polls), window, timers)
+	names := make([]string, len(waiting))
+	for i, r := range waiting {
+		names[i] = r.String()
+	}
+	who := strings.Join(names, " and ")
+	if fairRequeues(byResult, polls, len(waiting), window) {
+		t.Logf("Reconcile ran %s in %s while %s waited for %s, every time a RequeueAfter of about a second or more: fair, not polling",
+			checks.Times(polls), window, who, waitingFor)
+		return
+	}
+	cause, observed := pollingWords(who, waitingFor, polls, window, byResult)
 	t.Cause("%s", cause)
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
-		"  expected: no reconcile once the route was reported, until an event wakes it\n"+
+		"  expected: no reconcile once the route was reported, until an event wakes it (a RequeueAfter of a second or more is tolerated)\n"+
 		"  observed: %s\n"+
 		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
 		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		r, waitingFor, observed)
+		who, waitingFor, observed)
 }
 
-// pollingWords says what noPolling saw, each count with its own window:
-// the reconciles are counted in the quiet window just watched, the retries
-// asked for since the route was created.
-func pollingWords(route, waitingFor string, polls int, window time.Duration, retries int) (cause, observed string) {
-	polls = max(polls, 0) // a restarted process counts from zero
-	ran := fmt.Sprintf("Reconcile ran %s in the last %s while %s waited for %s, with nothing changing", checks.Times(polls), window, route, waitingFor)
-	if polls == 0 {
-		ran = fmt.Sprintf("Reconcile did not run in the last %s while %s waited for %s, but a retry is still waiting in its queue", window, route, waitingFor)
-	}
-	asked := fmt.Sprintf("since %s was created, %d of its reconciles asked for a retry (Requeue, RequeueAfter or an error)", route, retries)
-	cause = ran + "; " + asked + ": that is polling"
-	observed = fmt.Sprintf("%s in the last %s; %d of the route's reconciles since it was created asked for a retry",
-		checks.Count(polls, "reconcile", "reconciles"), window, retries)
+// pollingWords says what noPolling measured: the reconciles of the quiet
+// window just watched (named as such), their rate and their results.
+func pollingWords(who, waitingFor string, polls int, window time.Duration, byResult map[string]int) (cause, observed string) {
+	rate := float64(polls) / window.Seconds()
+	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
+		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
+	observed = fmt.Sprintf("%s in the last %s, counted once the controller had gone idle (%s)",
+		checks.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
 	return cause, observed
+}
+
+// fairRequeues: every reconcile of the window was a requeue_after, no more
+// than one per waiting route per second (a window of w seconds can hold w+1
+// ticks of a one-second timer).
+func fairRequeues(byResult map[string]int, polls, routes int, window time.Duration) bool {
+	if byResult["requeue_after"] != polls {
+		return false
+	}
+	return polls <= routes*(int(window/time.Second)+1)
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
@@ -221,19 +246,35 @@ points at an EdgeRoute, and the user's Service has none. Watch Services with
 Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
 whose spec.service names it: a field index on spec.service makes that a cache lookup.
 Requeueing while the Service is missing gets there too, late and at a price: the check
-fails it. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
+fails Requeue: true and any RequeueAfter under a second. A second route names the same
+Service, and a route in another namespace a Service of the same name: the Service's
+creation must reach both of the first (a map function returns every route that names
+it) and change nothing for the third. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
 because observedGeneration equals generation would also break this: the world changed,
 the EdgeRoute did not.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "heal", "heal-svc", 8080)
-		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
-		noPolling(ctx, t, r, "its Service to appear", t.Timeouts.Absent)
+		// Q-FANOUT: a second route names the same Service, and a route in
+		// another namespace names a Service of the same name there, which
+		// does not exist: the Service's creation must reach both of the
+		// first, and change nothing for the third.
+		r2 := t.NewRoute(ctx, "heal-b", "heal-svc", 8081)
+		other := t.NewRouteIn(ctx, t.Neighbour(ctx), "heal", checks.RouteSpec{Hostname: "heal.other.example.com", Prefix: "/", Service: "heal-svc", Port: 8080})
+		for _, x := range []*checks.Route{r, r2, other} {
+			x.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		}
+		noPolling(ctx, t, []*checks.Route{r, r2, other}, "their Service to appear", t.Timeouts.Absent)
 		gen, spec := r.GenerationAndSpec(ctx)
 
 		t.Proxy.SetACKDelay(selfHealACKDelay)
 		defer t.Proxy.SetACKDelay(0)
 		t.CreateService(ctx, r.Service)
-		r.Eventually(ctx, t.Timeouts.SelfHeal, acceptedTrue, programmedTrue)
+		reachesAll(ctx, t, t.Timeouts.SelfHeal, r.Service, []*checks.Route{r, r2}, acceptedTrue, programmedTrue)
+		elsewhere(ctx, t, other, serviceNotFound, programmedNotTrue)
+		if got, held := t.Proxy.Route(other.Key()); held {
+			t.Fatalf("the proxy holds %+v for %s, whose Service does not exist in its namespace: creating Service heal-svc of namespace %s "+
+				"must change nothing for the routes of another namespace", got, other, t.Namespace)
+		}
 
 		gen2, spec2 := r.GenerationAndSpec(ctx)
 		if gen2 != gen || !equality.Semantic.DeepEqual(spec, spec2) {
@@ -265,6 +306,57 @@ the EdgeRoute did not.`,
 	},
 }
 
+// reachesAll waits until every route that names service has the wanted
+// conditions after the check's last change of that Service (Q-FANOUT). When
+// one does not, the cause says which routes the change reached (a push, a
+// withdraw or a status write of theirs since) and which it never did.
+func reachesAll(ctx context.Context, t *checks.T, within time.Duration, service string, routes []*checks.Route, wants ...checks.Want) {
+	for _, r := range routes {
+		err := t.Converges(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) })
+		if err == nil {
+			continue
+		}
+		fanoutCause(t, service, routes)
+		t.Fatalf("%s", err)
+	}
+}
+
+// fanoutCause names the routes a Service change reached and those it did not.
+func fanoutCause(t *checks.T, service string, routes []*checks.Route) {
+	action, ok := t.Record.LastAction(time.Now())
+	if !ok {
+		return
+	}
+	events := t.Evidence()
+	var reached, missed []string
+	for _, r := range routes {
+		tl := evidence.TallyAfter(events, action.At, r.Object())
+		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
+			reached = append(reached, r.Name)
+		} else {
+			missed = append(missed, r.Name)
+		}
+	}
+	if len(reached) == 0 || len(missed) == 0 {
+		return // nothing reached any (the cause of the wait says so), or all were reached
+	}
+	t.Cause("after %s the controller acted on EdgeRoute %s but never on %s, which name Service %s too: "+
+		"a Service event must reach every EdgeRoute in its namespace that names it (%s): the map function must return all of them, not one",
+		action.Text, strings.Join(reached, ", "), strings.Join(missed, ", "), service, ClauseFanout)
+}
+
+// elsewhere checks, once the controller is idle, that a route of another
+// namespace is as it was: a Service of the same name in the check's
+// namespace is not its Service.
+func elsewhere(ctx context.Context, t *checks.T, r *checks.Route, wants ...checks.Want) {
+	t.WaitIdle(ctx)
+	if err := r.HasConditions(ctx, wants...); err != nil {
+		t.Fatalf("a Service of namespace %s changed the status of a route in another namespace that names a Service of the same name:\n%s\n"+
+			"  fix: a route's Service is the one of its own namespace (read it with the EdgeRoute's namespace; map a Service only to the routes of its namespace)",
+			t.Namespace, err)
+	}
+}
+
 var serviceRemovedCheck = checks.Check{
 	ID:      "service-removed",
 	Title:   "deleting the Service turns the route back to ServiceNotFound, not Programmed, and withdraws it",
@@ -280,12 +372,25 @@ route from the data plane (Remove is idempotent) and set Programmed=False.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		t.CreateService(ctx, "gone-svc")
 		r := t.NewRoute(ctx, "gone", "gone-svc", 8080)
-		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
-		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name)
+		// Q-FANOUT: a second route on the Service, and a route on a
+		// same-named Service in another namespace, which stays.
+		r2 := t.NewRoute(ctx, "gone-b", "gone-svc", 8081)
+		ns := t.Neighbour(ctx)
+		t.CreateServiceIn(ctx, ns, "gone-svc")
+		other := t.NewRouteIn(ctx, ns, "gone", checks.RouteSpec{Hostname: "gone.other.example.com", Prefix: "/", Service: "gone-svc", Port: 8080})
+		for _, x := range []*checks.Route{r, r2, other} {
+			x.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		}
+		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, r2.Name)
 
 		t.DeleteService(ctx, r.Service)
-		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+		reachesAll(ctx, t, t.Timeouts.Converge, r.Service, []*checks.Route{r, r2}, serviceNotFound, programmedNotTrue)
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
+		elsewhere(ctx, t, other, acceptedTrue, programmedTrue)
+		if _, held := t.Proxy.Route(other.Key()); !held {
+			t.Fatalf("the proxy no longer holds %s, whose Service %s/gone-svc still exists: deleting Service gone-svc of namespace %s "+
+				"must change nothing for the routes of another namespace", other, ns, t.Namespace)
+		}
 	},
 }
 

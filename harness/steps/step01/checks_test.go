@@ -6,34 +6,44 @@ import (
 	"time"
 )
 
-// TestPollingWordsNameTheirWindows: the polling failure counts reconciles in
-// the quiet window it watched and retries since the route was created; each
-// count says which, so "1 reconcile in 3s" never reads as the window of "10
-// retries".
+// TestPollingWordsNameTheirWindows: the polling failure counts the
+// reconciles of the quiet window it watched, and says so, with their rate
+// and results.
 func TestPollingWordsNameTheirWindows(t *testing.T) {
-	for _, c := range []struct {
-		polls, retries  int
-		cause, observed []string
-	}{
-		{1, 10,
-			[]string{"Reconcile ran once in the last 3s while r waited for its Service", "since r was created, 10 of its reconciles asked for a retry", "that is polling"},
-			[]string{"1 reconcile in the last 3s", "10 of the route's reconciles since it was created asked for a retry"}},
-		{0, 1,
-			[]string{"Reconcile did not run in the last 3s", "a retry is still waiting in its queue", "since r was created, 1 of its reconciles asked", "that is polling"},
-			[]string{"0 reconciles in the last 3s", "1 of the route's reconciles since it was created"}},
-		{-4, 2, // a restarted process's counter started again from zero
-			[]string{"Reconcile did not run in the last 3s"}, []string{"0 reconciles in the last 3s"}},
-	} {
-		cause, observed := pollingWords("r", "its Service", c.polls, 3*time.Second, c.retries)
-		for _, w := range c.cause {
-			if !strings.Contains(cause, w) {
-				t.Errorf("polls %d, retries %d: the cause does not say %q:\n%s", c.polls, c.retries, w, cause)
-			}
+	cause, observed := pollingWords("r", "its Service", 2, 3*time.Second, map[string]int{"requeue": 2})
+	for _, w := range []string{"Reconcile ran twice in the last 3s", "0.7 per second: 2 requeue", "while r waited for its Service", "that is polling"} {
+		if !strings.Contains(cause, w) {
+			t.Errorf("the cause does not say %q:\n%s", w, cause)
 		}
-		for _, w := range c.observed {
-			if !strings.Contains(observed, w) {
-				t.Errorf("polls %d, retries %d: observed does not say %q:\n%s", c.polls, c.retries, w, observed)
-			}
+	}
+	if w := "2 reconciles in the last 3s, counted once the controller had gone idle (2 requeue)"; !strings.Contains(observed, w) {
+		t.Errorf("observed does not say %q:\n%s", w, observed)
+	}
+}
+
+// TestTheQuietWindowJudgesPolling: the verdict is what the window measured,
+// never what the reconciles asked for: RequeueAfter at most once per waiting
+// route per second is fair, a Requeue, an error or a faster timer is not.
+func TestTheQuietWindowJudgesPolling(t *testing.T) {
+	for _, c := range []struct {
+		byResult map[string]int
+		routes   int
+		fair     bool
+	}{
+		{map[string]int{"requeue_after": 3}, 1, true},
+		{map[string]int{"requeue_after": 4}, 1, true}, // a 3 s window holds four ticks of a 1 s timer
+		{map[string]int{"requeue_after": 5}, 1, false},
+		{map[string]int{"requeue_after": 8}, 2, true},
+		{map[string]int{"requeue": 1}, 1, false},
+		{map[string]int{"error": 1}, 1, false},
+		{map[string]int{"success": 1, "requeue_after": 1}, 1, false},
+	} {
+		polls := 0
+		for _, n := range c.byResult {
+			polls += n
+		}
+		if got := fairRequeues(c.byResult, polls, c.routes, 3*time.Second); got != c.fair {
+			t.Errorf("%v over %d routes in 3s: fair %v, want %v", c.byResult, c.routes, got, c.fair)
 		}
 	}
 }

@@ -203,3 +203,20 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 		t.Errorf("points outside the repository: %s", b)
 	}
 }
+
+// TestTheContractPageListsEveryInvariant keeps the table of "Checked at
+// every event" the step's invariants.
+func TestTheContractPageListsEveryInvariant(t *testing.T) {
+	data, err := os.ReadFile(contractDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inDoc := firstCells(section(t, string(data), "Checked at every event"))
+	var inCode []string
+	for _, inv := range invariants() {
+		inCode = append(inCode, inv.Clause)
+	}
+	if strings.Join(inDoc, " ") != strings.Join(inCode, " ") {
+		t.Errorf("docs/contract.md's \"Checked at every event\" lists %v; the step's invariants are %v", inDoc, inCode)
+	}
+}

@@ -109,6 +109,11 @@ func runSequence(ctx context.Context, t *checks.T) {
 		if err := quietOnceHealthy(ctx, t, w); err != nil {
 			failSequence(t, seeds, seq, i, err)
 		}
+		// The clauses that hold at every event, over everything so far:
+		// the first step after which one is broken is the one named.
+		if err := t.Violations(); err != nil {
+			failSequence(t, seeds, seq, i, err)
+		}
 		prev = &stepWindow{step: i, start: start, keep: stayedProgrammed(before, w)}
 	}
 	t.WaitIdle(ctx) // the sequence ends healthy: its last window closes once the controller is idle

@@ -23,6 +23,7 @@ func Step() step.Step {
 		Checks:         Checks(),
 		Contract:       Contract(),
 		Seeds:          fixedSeeds(),
+		Invariants:     invariants(),
 		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
 		UnitTests:      "^TestConditionsFor$",
 		UnitPackage:    "./internal/controller",

@@ -1,0 +1,162 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// History is everything a check saw, structured for the step's invariants:
+// clauses that must hold at every event of every check, not only at a
+// check's checkpoints (docs/contract.md). Times are when the harness saw
+// each thing: an action is recorded before its request is sent, a watch
+// event after the write it shows, a proxy event when the request arrived.
+type History struct {
+	Namespace string
+	// Versions are the EdgeRoutes of the namespace as the watch delivered
+	// them, in order, deletions included.
+	Versions []Version
+	// Services are the namespace's Services appearing and going.
+	Services []ServiceSeen
+	// Actions are the check's own changes of the world, in order.
+	Actions []evidence.Event
+	// Proxy is every request the proxy got for the namespace's routes.
+	Proxy []proxy.Event
+}
+
+// Version is one version of an EdgeRoute on the watch.
+type Version struct {
+	At         time.Time
+	Name       string
+	Generation int64
+	Service    string // spec.service
+	Deleting   bool   // it has a deletionTimestamp
+	Gone       bool   // the watch's Deleted event
+	// StatusWrite: its status differs from the route's previous version (or
+	// it is the first with conditions): a status write, seen.
+	StatusWrite bool
+	Conditions  []Condition
+}
+
+// Condition is one status condition of a Version.
+type Condition struct {
+	Type, Status, Reason, Message string
+	ObservedGeneration            int64
+}
+
+// Find returns the condition of type typ.
+func (v Version) Find(typ string) (Condition, bool) {
+	for _, c := range v.Conditions {
+		if c.Type == typ {
+			return c, true
+		}
+	}
+	return Condition{}, false
+}
+
+// ServiceSeen is a Service of the namespace appearing (Exists) or going.
+type ServiceSeen struct {
+	At     time.Time
+	Name   string
+	Exists bool
+}
+
+// Invariant is a clause of the step's contract checked over the whole
+// history of every check (at its end, and after every step of a sequence).
+// Eval returns one line per violation: when, which object, what was
+// written or pushed, against what.
+type Invariant struct {
+	Clause string
+	// Rule says in a sentence what must hold; Fix what to do about a violation.
+	Rule, Fix string
+	Eval      func(h History) []string
+}
+
+// History returns what the check has seen so far.
+func (t *T) History() History {
+	h := History{Namespace: t.Namespace}
+	if t.api != nil {
+		t.api.mu.Lock()
+		prev := map[string][]condition{}
+		for _, v := range t.api.versions {
+			var conds []Condition
+			for _, c := range v.conds {
+				conds = append(conds, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration})
+			}
+			p, seen := prev[v.name]
+			write := !v.gone && len(v.conds) > 0 && (!seen || !sameConditions(p, v.conds))
+			prev[v.name] = v.conds
+			if v.gone {
+				delete(prev, v.name)
+			}
+			h.Versions = append(h.Versions, Version{At: v.at, Name: v.name, Generation: v.generation, Service: v.service,
+				Deleting: v.deleting, Gone: v.gone, StatusWrite: write, Conditions: conds})
+		}
+		for _, s := range t.api.services {
+			h.Services = append(h.Services, ServiceSeen{At: s.at, Name: s.name, Exists: s.exists})
+		}
+		t.api.mu.Unlock()
+	}
+	for _, ev := range t.Record.Events() {
+		if ev.Kind == evidence.Action {
+			h.Actions = append(h.Actions, ev)
+		}
+	}
+	if t.Proxy != nil {
+		h.Proxy = t.Proxy.EventsIn(t.Namespace)
+	}
+	return h
+}
+
+func sameConditions(a, b []condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Violations evaluates the environment's invariants over the history so
+// far: nil when every one holds, else an error naming each broken clause,
+// its violations and the fix.
+func (t *T) Violations() error {
+	if len(t.Invariants) == 0 {
+		return nil
+	}
+	h := t.History()
+	var b strings.Builder
+	for _, inv := range t.Invariants {
+		lines := inv.Eval(h)
+		if len(lines) == 0 {
+			continue
+		}
+		t.Cause("%s broken: %s", inv.Clause, lines[0])
+		fmt.Fprintf(&b, "%s: %s\n", inv.Clause, inv.Rule)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
+		if inv.Fix != "" {
+			fmt.Fprintf(&b, "  fix: %s\n", inv.Fix)
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	t.violated = true
+	t.mu.Unlock()
+	return fmt.Errorf("the contract was broken during the check:\n%s", strings.TrimRight(b.String(), "\n"))
+}
+
+func (t *T) alreadyViolated() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.violated
+}

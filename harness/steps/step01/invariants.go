@@ -1,0 +1,220 @@
+package step01
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// The contract's clauses that hold at every event, checked over the whole
+// history of every check (and after every step of a sequence), not only at
+// a check's checkpoints: a defect nobody wrote a check for still breaks one.
+
+// staleGrace is how long the harness allows the controller's view to lag
+// behind the world: a write or withdraw that the world changed under (a
+// Service just created, a spec just edited) within it proves nothing. The
+// watch that shows the harness a status write can lag behind the write as
+// much, so an answer of the proxy within it may have come after the write.
+const staleGrace = 3 * time.Second
+
+func invariants() []checks.Invariant {
+	return []checks.Invariant{
+		{
+			Clause: ClauseAfterAck,
+			Rule:   "Programmed=True is written only when the proxy's latest answer for the route's current generation is an ACK",
+			Fix:    "push first, then set Programmed from the proxy's answer to that push: True only after its ACK, False/PushFailed after a NACK",
+			Eval:   programmedWithoutACK,
+		},
+		{
+			Clause: ClauseNacked,
+			Rule:   "a refused push leaves the data plane as the proxy left it: no withdraw of a route whose EdgeRoute and Service exist",
+			Fix:    "on a NACK, write Programmed=False/PushFailed and return the error; the proxy keeps serving the last route it ACKed, so never withdraw it",
+			Eval:   func(h checks.History) []string { nacked, _ := needlessWithdraws(h); return nacked },
+		},
+		{
+			Clause: ClauseNoFlap,
+			Rule:   "a route whose EdgeRoute and Service exist is never withdrawn, not even for a moment (outside a proxy outage)",
+			Fix:    "withdraw only a route whose EdgeRoute is gone or whose Service is missing; a withdraw followed by a push is an outage on a real proxy",
+			Eval:   func(h checks.History) []string { _, flaps := needlessWithdraws(h); return flaps },
+		},
+	}
+}
+
+// programmedWithoutACK: every status write that says Programmed=True for
+// generation g follows an ACK of a push of generation g of that route (of
+// this incarnation of it), and the proxy's latest answer for g before the
+// write is not a NACK that came well before it.
+func programmedWithoutACK(h checks.History) []string {
+	var out []string
+	for _, v := range h.Versions {
+		c, ok := v.Find(programmed)
+		if !v.StatusWrite || !ok || c.Status != "True" {
+			continue
+		}
+		object := routeObject(h, v.Name)
+		born := lastAction(h, object, v.At, evidence.RouteCreated)
+		var last *proxy.Event
+		acked := false
+		for i := range h.Proxy {
+			e := &h.Proxy[i]
+			if e.Key.Name != v.Name || e.Method != http.MethodPut || e.Status == 0 || e.Route == nil ||
+				e.Route.Generation != c.ObservedGeneration || e.Answered.Before(born) || !e.Answered.Before(v.At) {
+				continue
+			}
+			last = e
+			acked = acked || e.ACKed()
+		}
+		switch {
+		case !acked:
+			out = append(out, fmt.Sprintf("%s %s: a status write said Programmed=True for generation %d, and the proxy had ACKed no push of generation %d of it before (%s)",
+				clock(v.At), object, c.ObservedGeneration, c.ObservedGeneration, answers(h, v.Name, c.ObservedGeneration, born, v.At)))
+		case !last.ACKed() && last.Answered.Before(v.At.Add(-staleGrace)):
+			out = append(out, fmt.Sprintf("%s %s: a status write said Programmed=True for generation %d, and the proxy's latest answer for it was a NACK at %s (%s)",
+				clock(v.At), object, c.ObservedGeneration, clock(last.Answered), last.Answer()))
+		}
+	}
+	return out
+}
+
+// needlessWithdraws lists the withdraws the proxy answered for routes whose
+// EdgeRoute and Service both existed: right after a refused push of the
+// route (S-NACKED), or any other (Q-NO-FLAP) unless the route or its
+// Service had just changed. An unanswered withdraw (the proxy down) is an
+// outage's, and not counted.
+func needlessWithdraws(h checks.History) (nacked, flaps []string) {
+	for i, e := range h.Proxy {
+		if e.Method != http.MethodDelete || e.Status == 0 {
+			continue
+		}
+		object := routeObject(h, e.Key.Name)
+		v, ok := routeAt(h, e.Key.Name, e.Received)
+		if !ok || v.Service == "" || !serviceAt(h, v.Service, e.Received) {
+			continue
+		}
+		if edited := lastAction(h, object, e.Received, evidence.RouteEdited); edited.After(v.At) {
+			continue // its spec was changing: which Service it names is not known
+		}
+		prev := previousRequest(h.Proxy[:i], e.Key)
+		if prev != nil && prev.Method == http.MethodPut && prev.Status != 0 && !prev.ACKed() {
+			nacked = append(nacked, fmt.Sprintf("%s %s withdrawn (%s) right after the proxy refused its push at %s (%s), while the EdgeRoute and its Service %s exist",
+				clock(e.Received), object, e.Answer(), clock(prev.Answered), prev.Answer(), v.Service))
+			continue
+		}
+		since := e.Received.Add(-staleGrace)
+		svc := "Service " + h.Namespace + "/" + v.Service
+		if lastAction(h, object, e.Received).After(since) || lastAction(h, svc, e.Received).After(since) {
+			continue // the controller may have acted on a view a moment old
+		}
+		flaps = append(flaps, fmt.Sprintf("%s %s withdrawn (%s) while the EdgeRoute (generation %d) and its Service %s exist, and neither had changed for %s",
+			clock(e.Received), object, e.Answer(), v.Generation, v.Service, staleGrace))
+	}
+	return nacked, flaps
+}
+
+// routeAt returns the route's newest version seen at or before at, when it
+// surely existed then: seen on the watch, created by the check and not
+// deleted since (nor being deleted).
+func routeAt(h checks.History, name string, at time.Time) (checks.Version, bool) {
+	var v checks.Version
+	found := false
+	for _, x := range h.Versions {
+		if x.Name == name && !x.At.After(at) {
+			v, found = x, true
+		}
+	}
+	if !found || v.Gone || v.Deleting {
+		return v, false
+	}
+	object := routeObject(h, name)
+	born := lastAction(h, object, at, evidence.RouteCreated)
+	if born.IsZero() || lastAction(h, object, at, evidence.RouteDeleted).After(born) {
+		return v, false
+	}
+	return v, true
+}
+
+// serviceAt: Service name surely existed at at: the watch had seen it
+// appear, and the check had not deleted it since.
+func serviceAt(h checks.History, name string, at time.Time) bool {
+	var seen *checks.ServiceSeen
+	for i := range h.Services {
+		if s := &h.Services[i]; s.Name == name && !s.At.After(at) {
+			seen = s
+		}
+	}
+	if seen == nil || !seen.Exists {
+		return false
+	}
+	deleted := lastAction(h, "Service "+h.Namespace+"/"+name, at, evidence.ServiceDeleted)
+	return !deleted.After(lastAction(h, "Service "+h.Namespace+"/"+name, at, evidence.ServiceCreated))
+}
+
+// lastAction is when the check last acted on object at or before at (of one
+// of triggers, or any), zero if never.
+func lastAction(h checks.History, object string, at time.Time, triggers ...evidence.Trigger) time.Time {
+	var last time.Time
+	for _, a := range h.Actions {
+		if a.Object != object || a.At.After(at) {
+			continue
+		}
+		if len(triggers) > 0 && !containsTrigger(triggers, a.Trigger) {
+			continue
+		}
+		last = a.At
+	}
+	return last
+}
+
+func containsTrigger(ts []evidence.Trigger, t evidence.Trigger) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// previousRequest is the newest request for key among events.
+func previousRequest(events []proxy.Event, key proxy.Key) *proxy.Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Key == key {
+			return &events[i]
+		}
+	}
+	return nil
+}
+
+// answers summarises the proxy's answers to pushes of generation gen of
+// route name between from and to.
+func answers(h checks.History, name string, gen int64, from, to time.Time) string {
+	acks, nacks, pushes := 0, 0, 0
+	for _, e := range h.Proxy {
+		if e.Key.Name != name || e.Method != http.MethodPut || e.Received.Before(from) || !e.Received.Before(to) {
+			continue
+		}
+		pushes++
+		if e.Route == nil || e.Route.Generation != gen || e.Status == 0 {
+			continue
+		}
+		if e.ACKed() {
+			acks++
+		} else {
+			nacks++
+		}
+	}
+	if pushes == 0 {
+		return "nothing was pushed"
+	}
+	return fmt.Sprintf("%s in all; of generation %d: %s, %s", checks.Count(pushes, "push", "pushes"), gen,
+		checks.Count(acks, "ACK", "ACKs"), checks.Count(nacks, "NACK", "NACKs"))
+}
+
+func routeObject(h checks.History, name string) string {
+	return "EdgeRoute " + h.Namespace + "/" + name
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }

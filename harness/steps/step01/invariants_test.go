@@ -1,0 +1,138 @@
+package step01
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// story builds a history of route r on Service s in namespace ns, second by
+// second from t0.
+type story struct {
+	t0 time.Time
+	h  checks.History
+}
+
+const storyNS = "ns"
+
+func newStory() *story {
+	return &story{t0: time.Date(2026, 12, 4, 7, 0, 0, 0, time.UTC), h: checks.History{Namespace: storyNS}}
+}
+
+func (s *story) at(sec float64) time.Time {
+	return s.t0.Add(time.Duration(sec * float64(time.Second)))
+}
+
+func (s *story) action(sec float64, trig evidence.Trigger, object string) *story {
+	s.h.Actions = append(s.h.Actions, evidence.Event{At: s.at(sec), Kind: evidence.Action, Trigger: trig, Object: object})
+	return s
+}
+
+func (s *story) service(sec float64, exists bool) *story {
+	trig := evidence.ServiceCreated
+	if !exists {
+		trig = evidence.ServiceDeleted
+	}
+	s.action(sec, trig, "Service ns/svc")
+	s.h.Services = append(s.h.Services, checks.ServiceSeen{At: s.at(sec + 0.01), Name: "svc", Exists: exists})
+	return s
+}
+
+func (s *story) route(sec float64) *story {
+	s.action(sec, evidence.RouteCreated, "EdgeRoute ns/r")
+	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec + 0.01), Name: "r", Generation: 1, Service: "svc"})
+	return s
+}
+
+// status is a status write seen at sec: Programmed with status for gen.
+func (s *story) status(sec float64, prog string, gen int64) *story {
+	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec), Name: "r", Generation: gen, Service: "svc", StatusWrite: true,
+		Conditions: []checks.Condition{{Type: accepted, Status: "True", ObservedGeneration: gen}, {Type: programmed, Status: prog, ObservedGeneration: gen}}})
+	return s
+}
+
+func (s *story) push(sec float64, gen int64, status int) *story {
+	s.h.Proxy = append(s.h.Proxy, proxy.Event{Method: http.MethodPut, Key: proxy.Key{Namespace: storyNS, Name: "r"},
+		Route: &proxy.Route{Generation: gen}, Received: s.at(sec), Answered: s.at(sec + 0.005), Status: status})
+	return s
+}
+
+func (s *story) withdraw(sec float64, status int) *story {
+	s.h.Proxy = append(s.h.Proxy, proxy.Event{Method: http.MethodDelete, Key: proxy.Key{Namespace: storyNS, Name: "r"},
+		Received: s.at(sec), Answered: s.at(sec + 0.005), Status: status})
+	return s
+}
+
+func TestProgrammedOnlyAfterAnACK(t *testing.T) {
+	cases := []struct {
+		name string
+		s    *story
+		want string // a violation containing this; "" for none
+	}{
+		{"after its ACK", newStory().service(0, true).route(1).push(1.1, 1, 200).status(1.2, "True", 1), ""},
+		{"before the push", newStory().service(0, true).route(1).status(1.1, "True", 1).push(1.2, 1, 200), "ACKed no push of generation 1"},
+		{"over NACKs only", newStory().service(0, true).route(1).push(1.1, 1, 409).status(1.2, "True", 1), "1 NACK"},
+		{"an ACK of another generation", newStory().service(0, true).route(1).push(1.1, 1, 200).status(1.2, "True", 2), "generation 2"},
+		{"long after a NACK that followed the ACK", newStory().service(0, true).route(1).push(1.1, 1, 200).push(2, 1, 409).status(9, "True", 1), "latest answer for it was a NACK"},
+		{"a NACK the watch may have overtaken", newStory().service(0, true).route(1).push(1.1, 1, 200).push(2, 1, 409).status(2.5, "True", 1), ""},
+		{"Programmed=False needs nothing", newStory().service(0, true).route(1).status(1.1, "False", 1), ""},
+		{"an unanswered push is no ACK", newStory().service(0, true).route(1).push(1.1, 1, 0).status(1.2, "True", 1), "ACKed no push"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := programmedWithoutACK(c.s.h)
+			checkViolations(t, got, c.want)
+		})
+	}
+}
+
+func TestNoWithdrawOfARouteThatStays(t *testing.T) {
+	cases := []struct {
+		name        string
+		s           *story
+		nack, flaps string
+	}{
+		{"after a NACK", newStory().service(0, true).route(1).push(1.1, 1, 200).push(10, 1, 409).withdraw(10.01, 204), "refused its push", ""},
+		{"out of the blue", newStory().service(0, true).route(1).push(1.1, 1, 200).withdraw(10, 204), "", "withdrawn (204)"},
+		{"its Service deleted", newStory().service(0, true).route(1).push(1.1, 1, 200).service(10, false).withdraw(10.1, 204), "", ""},
+		{"its Service just created (a cache a moment old)", newStory().route(0).service(10, true).withdraw(10.02, 404), "", ""},
+		{"the EdgeRoute deleted", newStory().service(0, true).route(1).push(1.1, 1, 200).action(10, evidence.RouteDeleted, "EdgeRoute ns/r").withdraw(10.1, 204), "", ""},
+		{"during an outage (no answer)", newStory().service(0, true).route(1).push(1.1, 1, 200).withdraw(10, 0), "", ""},
+		{"a NACK during an outage is none", newStory().service(0, true).route(1).push(1.1, 1, 200).push(10, 1, 0).withdraw(10.01, 204), "", "withdrawn (204)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			nacked, flaps := needlessWithdraws(c.s.h)
+			checkViolations(t, nacked, c.nack)
+			checkViolations(t, flaps, c.flaps)
+		})
+	}
+}
+
+func checkViolations(t *testing.T, got []string, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(got) > 0:
+		t.Errorf("want no violation, got %q", got)
+	case want != "" && len(got) == 0:
+		t.Errorf("want a violation saying %q, got none", want)
+	case want != "" && !strings.Contains(strings.Join(got, "\n"), want):
+		t.Errorf("want a violation saying %q, got %q", want, got)
+	}
+}
+
+// TestEveryInvariantNamesAClauseOfTheContract: the descriptor validates, and
+// each invariant is one of the contract's clauses.
+func TestEveryInvariantNamesAClauseOfTheContract(t *testing.T) {
+	if err := Step().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(Step().Invariants) == 0 {
+		t.Fatal("the step has no invariants")
+	}
+}
