@@ -157,6 +157,11 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	if !tree.Grading.Gradable || !tree.Grading.Official {
 		t.Errorf("the upstream does not grade the learner's copy: %+v", tree.Grading)
 	}
+	// The stubs the copy holds in place of the guides are the template's,
+	// not the learner's changes: an untouched copy has nothing ignored.
+	if len(tree.Grading.Ignored) > 0 {
+		t.Errorf("an untouched learner's copy lists changes outside the step: %v", tree.Grading.Ignored)
+	}
 	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0"}
 	if foreign, err := ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed); err != nil || len(foreign) > 0 {
 		t.Errorf("the copy's step imports from outside: %v %v", foreign, err)
