@@ -158,7 +158,7 @@ test: $(GW10) lint ## Run the workbook's own test suite (lint, then every module
 	  || echo "chromium could not be installed: the timeline's browser test will say it was skipped"
 	sh scripts/progress_test.sh
 	@rm -f .gw10/kill-table.txt
-	@echo "go test ./harness/... and solutions/step01 (about 15 minutes on 2 cores; the runner package is the long one)"
+	@echo "go test ./harness/... and solutions/step01 (about 25 minutes on 2 cores, measured; the runner package is the long one)"
 	@status=0; assets="$$($(GW10) assets --print-path)"; \
 	  (cd solutions/step01 && KUBEBUILDER_ASSETS="$$assets" GOWORK=off go test -count=1 -timeout 10m ./...) || status=$$?; \
 	  KUBEBUILDER_ASSETS="$$assets" go test -count=1 -timeout 45m ./harness/... || status=$$?; \
