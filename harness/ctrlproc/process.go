@@ -37,6 +37,10 @@ type Config struct {
 	// kills every process of that user; nil runs it as this process's user.
 	Sandbox *sandbox.Sandbox
 	Limits  sandbox.Limits
+	// Connect are the host:port addresses a sandboxed controller may dial
+	// (the API server, the data plane); its metrics and probe addresses
+	// are relayed out to the harness. Nothing else on the machine answers it.
+	Connect []string
 }
 
 // Process is one running controller.
@@ -70,7 +74,8 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 	var cmd *exec.Cmd
 	if cfg.Sandbox != nil {
 		// A session of its own, killed with the harness; see sandbox.
-		cmd = cfg.Sandbox.Command(sandbox.Spec{Path: cfg.Binary, Args: args, Env: []string{"KUBECONFIG=" + cfg.Kubeconfig}, Limits: cfg.Limits})
+		cmd = cfg.Sandbox.Command(sandbox.Spec{Path: cfg.Binary, Args: args, Env: []string{"KUBECONFIG=" + cfg.Kubeconfig}, Limits: cfg.Limits,
+			Connect: cfg.Connect, Serve: []string{metrics, probe}})
 	} else {
 		cmd = exec.Command(cfg.Binary, args...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)

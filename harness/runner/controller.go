@@ -157,6 +157,13 @@ func (r *run) startController(ctx context.Context, binary string) error {
 			return err
 		}
 		cfg.Sandbox, cfg.Limits = sb, controllerLimits()
+		// What it may reach: the API server and the data plane, no
+		// other port of the machine (the cluster's etcd above all).
+		proxy, err := hostPort(r.proxy.URL())
+		if err != nil {
+			return fmt.Errorf("the data plane's address: %w", err)
+		}
+		cfg.Connect = []string{r.apiserver, proxy}
 	}
 	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout}
 	r.onTeardown(func() {

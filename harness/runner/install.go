@@ -3,8 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -199,6 +202,29 @@ func (r *run) identity(ctx context.Context) error {
 	if err := os.WriteFile(path, kc, 0o600); err != nil {
 		return fmt.Errorf("writing the controller's kubeconfig: %w", err)
 	}
+	if r.apiserver, err = hostPort(cfg.Host); err != nil {
+		return fmt.Errorf("the controller's API server: %w", err)
+	}
 	r.kubeconfig, r.role = path, role.Rules
 	return nil
+}
+
+// hostPort is the host:port of a URL, or of a bare host:port (a
+// rest.Config's Host may be either), with the scheme's port by default.
+func hostPort(raw string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Port() != "" {
+		return u.Host, nil
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
 }

@@ -178,6 +178,7 @@ type run struct {
 	// kubeconfig and role are the controller's identity: its kubeconfig file
 	// and the rules its RBAC markers generated.
 	kubeconfig string
+	apiserver  string // host:port of the API server the kubeconfig names
 	role       []rbacv1.PolicyRule
 
 	mu         sync.Mutex // the cluster starts concurrently with the build

@@ -37,13 +37,17 @@ func MaybeHelper() {
 //
 //	useradd NAME                 create the sandbox user (system user, no home, no shell)
 //	prepare -user NAME DIR       DIR: group NAME, 0750; DIR/home and DIR/tmp: NAME's, 0700
-//	run -user NAME -scratch DIR [limits] -cwd DIR [-env K=V]... [-hide DIR]... -- PROG ARGS...
+//	run -user NAME -scratch DIR [limits] -cwd DIR [-env K=V]... [-hide DIR]...
+//	    [-connect ADDR]... [-serve ADDR]... -- PROG ARGS...
 //	                             in mount and IPC namespaces of its own, where the
 //	                             world-writable directories are empty tmpfs of its own
 //	                             (the scratch directory kept) and each -hide DIR is an
 //	                             empty read-only directory, become NAME (no groups, no
 //	                             new privileges) in a new session, with the limits, and
-//	                             exec PROG
+//	                             exec PROG; in a network namespace of its own too, where
+//	                             it reaches only the -connect host:port addresses and the
+//	                             grader reaches its -serve ones (see netns.go)
+//	relay ...                    that network's relay, started by run (not by the grader)
 //	kill -user NAME              as NAME, SIGKILL every process of NAME
 //	clean -user NAME DIR         as NAME, remove DIR/home, DIR/tmp and NAME's files in
 //	                             the world-writable directories
@@ -67,6 +71,8 @@ func helper(args []string) int {
 		err = helperKill(rest)
 	case "clean":
 		err = helperClean(rest)
+	case relayArg:
+		err = helperRelay(rest)
 	default:
 		err = fmt.Errorf("unknown operation %q", op)
 	}
@@ -191,6 +197,9 @@ func helperRun(args []string) error {
 	name := fs.String("user", "", "the sandbox user")
 	cwd := fs.String("cwd", "/", "working directory")
 	var env, hide envFlag
+	var connect, serve addrList
+	fs.Var(&connect, "connect", "host:port the program may dial, repeated")
+	fs.Var(&serve, "serve", "host:port the program listens on for the grader, repeated")
 	scratch := fs.String("scratch", "", "the sandbox's scratch directory, kept visible")
 	fs.Var(&env, "env", "K=V, repeated: the whole environment")
 	fs.Var(&hide, "hide", "a directory the program sees empty, repeated")
@@ -216,6 +225,9 @@ func helperRun(args []string) error {
 	// The thread that drops privileges is the one that sets the parent-death
 	// signal and execs: both are per thread.
 	runtime.LockOSThread()
+	if err := startRelay(connect, serve); err != nil {
+		return err
+	}
 	if err := isolate(*scratch, hide); err != nil {
 		return err
 	}

@@ -483,6 +483,12 @@ type Spec struct {
 	Dir    string   // working directory (default: Home)
 	Env    []string // added to Env()
 	Limits Limits   // zero fields: DefaultLimits'
+	// The program's network is a loopback of its own (see netns.go):
+	// Connect are the machine's loopback host:port addresses it may dial,
+	// at the same address; Serve are those it listens on that the grader
+	// dials at the same address on the machine. Nothing else is reachable
+	// either way.
+	Connect, Serve []string
 }
 
 func (sp Spec) limits() Limits {
@@ -527,6 +533,12 @@ func (s *Sandbox) Command(spec Spec) *exec.Cmd {
 	}
 	for _, h := range s.hide {
 		args = append(args, "-hide", h)
+	}
+	for _, a := range spec.Connect {
+		args = append(args, "-connect", a)
+	}
+	for _, a := range spec.Serve {
+		args = append(args, "-serve", a)
 	}
 	args = append(args, "--", spec.Path)
 	args = append(args, spec.Args...)

@@ -35,6 +35,8 @@ func testProg(prog string) int {
 			keep = append(keep, b)
 			_ = keep[len(keep)-1] // kept, so the collector cannot free it
 		}
+	case "net":
+		return netProg()
 	}
 	fmt.Fprintln(os.Stderr, "no such program", prog)
 	return 2
@@ -61,6 +63,20 @@ func open(t *testing.T, opts ...Options) *Sandbox {
 		}
 	})
 	return s
+}
+
+// installSelf installs this test binary in s: a program of testProg's.
+func installSelf(t *testing.T, s *Sandbox) string {
+	t.Helper()
+	testBin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := s.Install(testBin, "bin/prog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog
 }
 
 // live are the user's processes that are not zombies (which wait for
@@ -210,14 +226,7 @@ exit 0`), 30*time.Second)
 // the result says which.
 func TestRunawaysAreCutOff(t *testing.T) {
 	s := open(t)
-	testBin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := s.Install(testBin, "bin/prog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog := installSelf(t, s)
 	// The wall time is generous where another limit must end the program
 	// first: on a busy machine a spinning program gets a second of CPU time
 	// only after many seconds.
