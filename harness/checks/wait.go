@@ -45,6 +45,9 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
+			if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+				why += ": " + c.Error()
+			}
 		case time.Since(start) > within:
 			why = fmt.Sprintf("not reached within %s", within)
 		case doomed && d.Prerequisite:

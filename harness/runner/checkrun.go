@@ -56,6 +56,14 @@ func (r *run) runAllChecks(ctx context.Context) {
 	}
 }
 
+// endQuiet and endQuietLimit bound the wait at the end of a passing check
+// for the controller to finish what the check caused (a correct controller
+// is idle at once) before it is found alive or not.
+const (
+	endQuiet      = 100 * time.Millisecond
+	endQuietLimit = 2 * time.Second
+)
+
 // runCheck runs one check: its namespace, the controller alive (restarted
 // as a Deployment would if it had exited), the check under its timeout, and
 // the diagnosis when it fails.
@@ -83,7 +91,10 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		return res
 	}
 	defer r.deleteNamespace(c, ns)
-	stopWatching := r.endOnCrash(checkCtx, cancel)
+	// A crash ends the check at once, and its waits say why.
+	checkCtx, crashed := context.WithCancelCause(checkCtx)
+	defer crashed(nil)
+	stopWatching := r.endOnCrash(checkCtx, crashed)
 	defer stopWatching()
 
 	var mu sync.Mutex
@@ -109,6 +120,18 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants,
 	})
 	out := checks.Execute(checkCtx, chk, t)
+	if !out.Failed && checkCtx.Err() == nil {
+		// A pass needs the controller alive once the work the check caused
+		// is done: one that exits right after the step a check looks for
+		// (the withdraw, then os.Exit) would pass, and only the next
+		// check would find it gone.
+		r.ctrl.waitQuiet(checkCtx, endQuiet, endQuietLimit)
+		if r.ctrl.crashed() {
+			_, how := r.ctrl.current().Exited()
+			out.Failed = true
+			out.Message = fmt.Sprintf("the controller exited (%s) during this check, though nothing asked it to stop (in a cluster: a restart, and CrashLoopBackOff)", how)
+		}
+	}
 	r.keepBlocker(chk, out)
 	res.Duration = report.Since(start)
 	res.Evidence = out.Evidence
@@ -168,7 +191,7 @@ func (r *run) stuck() bool {
 
 // endOnCrash ends the check at once when the controller exits on its own,
 // with the exit as its cause, instead of waiting for every timeout.
-func (r *run) endOnCrash(ctx context.Context, cancel func()) (stop func()) {
+func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
@@ -177,7 +200,8 @@ func (r *run) endOnCrash(ctx context.Context, cancel func()) (stop func()) {
 			select {
 			case <-t.C:
 				if r.ctrl.crashed() {
-					cancel()
+					_, how := r.ctrl.current().Exited()
+					cancel(fmt.Errorf("the controller exited (%s)", how))
 					return
 				}
 			case <-ctx.Done():
