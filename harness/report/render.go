@@ -377,6 +377,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		if st.Status == Fail {
 			fmt.Fprintf(w, "**Stage `%s` failed:**\n\n%s\n\n", st.Name, codeBlock(st.Detail))
 		}
+		if len(st.Notes) > 0 {
+			fmt.Fprintf(w, "**Stage `%s` noted:**\n\n%s\n\n", st.Name, codeBlock(strings.Join(st.Notes, "\n")))
+		}
 	}
 	if len(r.Checks) > 0 {
 		fmt.Fprintln(w, "| check | result | points | time | proves |")

@@ -53,6 +53,9 @@ type Stage struct {
 	Status   Status  `json:"status"`
 	Duration Seconds `json:"durationSeconds"`
 	Detail   string  `json:"detail,omitempty"` // on failure: what went wrong, e.g. compiler output
+	// Notes are what the stage noted whatever its status: a grant the
+	// role's markers asked for and the step never gives, say.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // CheckResult is the outcome of one check.

@@ -170,7 +170,15 @@ func (r *run) identity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	role = &rbacv1.ClusterRole{Rules: role.Rules}
+	rules, dropped := role.Rules, []string(nil)
+	if ceiling := r.opts.Step.RBACCeiling; ceiling != nil {
+		rules, dropped = capRules(role.Rules, ceiling)
+	}
+	if len(dropped) > 0 {
+		r.note(fmt.Sprintf("the role's markers ask for more than a %s controller is ever granted; not granted: %s",
+			r.opts.Step.Name, strings.Join(dropped, "; ")))
+	}
+	role = &rbacv1.ClusterRole{Rules: rules}
 	role.Name = "gw10-manager-role"
 	role.Labels = map[string]string{cluster.ManagedLabel: "true"}
 	var cur rbacv1.ClusterRole

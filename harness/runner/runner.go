@@ -306,7 +306,7 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	for _, n := range r.notes {
 		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
 	}
-	r.notes = nil
+	st.Notes, r.notes = r.notes, nil
 	r.rep.Stages = append(r.rep.Stages, st)
 	return err == nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -29,6 +30,13 @@ type Step struct {
 	// Contract is the step's status contract, clause by clause, as
 	// docs/contract.md states it; every check names the clauses it proves.
 	Contract []Clause
+	// RBACCeiling is the most a controller of this step is ever granted:
+	// the identity stage installs the intersection of the role its markers
+	// generate with these rules and names what it left out. A submission's
+	// markers cannot hand its controller the cluster (rewriting the CRD a
+	// check reads, another namespace's objects); nil grants the role as
+	// generated.
+	RBACCeiling []rbacv1.PolicyRule
 	// Seeds are the fixed seeds of the step's generated sequences: a grade
 	// runs exactly these (the same code gets the same results, run after
 	// run); make check runs them plus one fresh seed.

@@ -5,6 +5,7 @@
 package step01
 
 import (
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -22,11 +23,29 @@ func Step() step.Step {
 		Chapter:        "docs/step01.md",
 		Checks:         Checks(),
 		Contract:       Contract(),
+		RBACCeiling:    rbacCeiling(),
 		Seeds:          fixedSeeds(),
 		Invariants:     invariants(),
 		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
 		UnitTests:      "^TestConditionsFor$",
 		UnitPackage:    "./internal/controller",
+	}
+}
+
+// rbacCeiling is all a step 01 controller may need: its EdgeRoutes (a
+// finalizer included, never creating or deleting them), their status, the
+// Services they name (read only), events, and leader election's leases. The
+// kubebuilder scaffold's default markers ask for more (create and delete of
+// EdgeRoutes); those verbs are simply not granted.
+func rbacCeiling() []rbacv1.PolicyRule {
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"net.10xdev.io"}, Resources: []string{"edgeroutes"}, Verbs: append(read, "update", "patch")},
+		{APIGroups: []string{"net.10xdev.io"}, Resources: []string{"edgeroutes/status"}, Verbs: []string{"get", "update", "patch"}},
+		{APIGroups: []string{"net.10xdev.io"}, Resources: []string{"edgeroutes/finalizers"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: read},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: append(read, "create", "update", "patch", "delete")},
 	}
 }
 
