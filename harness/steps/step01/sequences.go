@@ -45,8 +45,10 @@ every route and their observedGeneration, the proxy's table (every push carrying
 current spec), no withdraw of a route that should have stayed programmed, deletions
 completing, and nothing written or reconciled once everything is converged. A failure
 prints the steps up to the one that failed and the seeds; make check
-CHECK_FLAGS="--run sequences --seed A,B" replays exactly that sequence (a grade runs
-the step's fixed seed only; make check adds a short fresh segment). Memory kept
+CHECK_FLAGS="--run sequences --seed A" replays exactly that sequence, as the failure
+prints it (make check runs a short sequence planned from a fresh seed to reach every
+situation of the contract; a grade runs the step's fixed seed at full length, as
+CHECK_FLAGS="--budget full" does). Memory kept
 across passes (what was pushed, what was withdrawn), a withdraw before every push, a
 finalizer never removed and a retry loop without backoff all fail here.`,
 	Run: runSequence,
@@ -79,9 +81,10 @@ func runSequence(ctx context.Context, t *checks.T) {
 	if len(seeds) == 0 {
 		t.Fatalf("the harness gave the sequences check no seeds (a harness bug, please report it)")
 	}
-	seq := generateSegments(seeds, segmentLengths(len(seeds)))
+	seq := sequenceOf(t.Budget, seeds)
 	covered, missed := coverage(seq)
-	t.Logf("sequence seeds %s: %d steps; covers: %s", seedList(seeds), len(seq), strings.Join(covered, ", "))
+	t.Logf("%s: seeds %s, %d steps; covers: %s", budgetText(t.Budget, len(generateSegments(t.Fixed, segmentLengths(len(t.Fixed))))),
+		seedList(seeds), len(seq), strings.Join(covered, ", "))
 	if len(missed) > 0 {
 		t.Logf("not covered by these seeds: %s", strings.Join(missed, ", "))
 	}
@@ -122,6 +125,33 @@ func runSequence(ctx context.Context, t *checks.T) {
 	}
 }
 
+// sequenceOf is the sequence a budget drives from seeds: the learner's is
+// planned to reach every situation (generateDirected), the grade's drawn at
+// full length (generateSegments).
+func sequenceOf(b checks.Budget, seeds []int64) []op {
+	if b == checks.BudgetLearner {
+		return generateDirected(seeds)
+	}
+	return generateSegments(seeds, segmentLengths(len(seeds)))
+}
+
+// budgetText says which budget ran, and how to run the other.
+func budgetText(b checks.Budget, fullSteps int) string {
+	if b == checks.BudgetLearner {
+		return fmt.Sprintf("learner budget (a short sequence planned to reach every situation; make grade runs the fixed seeds' %d steps: "+
+			"make check CHECK_FLAGS=\"--run sequences --budget full\")", fullSteps)
+	}
+	return "full budget (the grade's sequences)"
+}
+
+// replayFlags are the flags that replay the sequence of budget b and seeds.
+func replayFlags(b checks.Budget, seeds []int64) string {
+	if b == checks.BudgetLearner {
+		return "--run sequences --seed " + seedList(seeds)
+	}
+	return "--run sequences --budget full --seed " + seedList(seeds)
+}
+
 // seedList is seeds as --seed takes them.
 func seedList(seeds []int64) string {
 	s := make([]string, len(seeds))
@@ -145,10 +175,10 @@ func failSequence(t *checks.T, seeds []int64, seq []op, failed int, err error) {
 	fresh := ""
 	for _, s := range seeds {
 		if !slices.Contains(t.Fixed, s) {
-			fresh = fmt.Sprintf(" (seed %d was fresh, drawn for this run: the step's fixed seeds are %s)", s, seedList(t.Fixed))
+			fresh = fmt.Sprintf(" (seed %d was fresh, drawn for this run: the step's fixed seeds are %s, which make grade runs)", s, seedList(t.Fixed))
 		}
 	}
-	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"--run sequences --seed %s\"", err, fresh, seedList(seeds))
+	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"%s\"", err, fresh, replayFlags(t.Budget, seeds))
 	t.Fatalf("%s", b.String())
 }
 
