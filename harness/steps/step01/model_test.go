@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/10xdev/gw10/harness/checks"
 )
 
 // The sequence generator and the model are pure: rapid draws seeds and
@@ -252,4 +254,28 @@ func TestTheLearnersPlannedSequenceReachesEverySituation(t *testing.T) {
 			rt.Fatalf("seeds %d,%d do not extend seed %d's sequence", seed, more, seed)
 		}
 	})
+}
+
+// TestTheLearnersSetupIsOneStep: the learner's budget makes the setup at
+// once and checks it once; the grade checks after every change. Either way
+// the steps are the sequence's changes, in order.
+func TestTheLearnersSetupIsOneStep(t *testing.T) {
+	seq := generateDirected([]int64{1})
+	setup := len(generate(0, 0))
+	for _, c := range []struct {
+		budget checks.Budget
+		steps  int
+	}{{checks.BudgetLearner, len(seq) - setup + 1}, {checks.BudgetFull, len(seq)}} {
+		steps := stepsOf(c.budget, seq)
+		if len(steps) != c.steps {
+			t.Errorf("%s budget: %d steps, want %d", c.budget, len(steps), c.steps)
+		}
+		var flat []op
+		for _, s := range steps {
+			flat = append(flat, s...)
+		}
+		if !reflect.DeepEqual(flat, seq) {
+			t.Errorf("%s budget: the steps are not the sequence's changes in order", c.budget)
+		}
+	}
 }

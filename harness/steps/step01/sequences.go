@@ -82,9 +82,10 @@ func runSequence(ctx context.Context, t *checks.T) {
 		t.Fatalf("the harness gave the sequences check no seeds (a harness bug, please report it)")
 	}
 	seq := sequenceOf(t.Budget, seeds)
+	steps := stepsOf(t.Budget, seq)
 	covered, missed := coverage(seq)
-	t.Logf("%s: seeds %s, %d steps; covers: %s", budgetText(t.Budget, len(generateSegments(t.Fixed, segmentLengths(len(t.Fixed))))),
-		seedList(seeds), len(seq), strings.Join(covered, ", "))
+	t.Logf("%s: seeds %s, %d changes in %d steps; covers: %s", budgetText(t.Budget, len(generateSegments(t.Fixed, segmentLengths(len(t.Fixed))))),
+		seedList(seeds), len(seq), len(steps), strings.Join(covered, ", "))
 	if len(missed) > 0 {
 		t.Logf("not covered by these seeds: %s", strings.Join(missed, ", "))
 	}
@@ -95,34 +96,57 @@ func runSequence(ctx context.Context, t *checks.T) {
 	// controller's first passes can come after the world already looks
 	// converged, and their withdraws count too.
 	var prev *stepWindow
-	for i, o := range seq {
+	for i, step := range steps {
 		before := w.clone()
-		w.apply(o)
-		w.tick()
+		for _, o := range step {
+			w.apply(o)
+			w.tick()
+		}
 		start := time.Now()
 		if err := prev.withdraws(t, start); err != nil {
-			failSequence(t, seeds, seq, prev.step, err)
+			failSequence(t, seeds, steps, prev.step, err)
 		}
-		doStep(ctx, t, o)
+		for _, o := range step {
+			doStep(ctx, t, o)
+		}
 		if err := t.Converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
 			return contract(ctx, t, w)
 		}); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		if err := quietOnceHealthy(ctx, t, w); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		// The clauses that hold at every event, over everything so far:
 		// the first step after which one is broken is the one named.
 		if err := t.Violations(); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		prev = &stepWindow{step: i, start: start, keep: stayedProgrammed(before, w)}
 	}
 	t.WaitIdle(ctx) // the sequence ends healthy: its last window closes once the controller is idle
 	if err := prev.withdraws(t, time.Now()); err != nil {
-		failSequence(t, seeds, seq, prev.step, err)
+		failSequence(t, seeds, steps, prev.step, err)
 	}
+}
+
+// stepsOf groups a sequence's changes into the steps after each of which the
+// check waits and compares: one change a step, but on the learner's budget
+// the setup (two Services, three routes) is made at once and checked once;
+// the checks before sequences prove each of its situations alone.
+func stepsOf(b checks.Budget, seq []op) [][]op {
+	setup := 0
+	if b == checks.BudgetLearner {
+		setup = min(len(generate(0, 0)), len(seq))
+	}
+	var steps [][]op
+	if setup > 0 {
+		steps = append(steps, seq[:setup])
+	}
+	for _, o := range seq[setup:] {
+		steps = append(steps, []op{o})
+	}
+	return steps
 }
 
 // sequenceOf is the sequence a budget drives from seeds: the learner's is
@@ -162,15 +186,15 @@ func seedList(seeds []int64) string {
 }
 
 // failSequence ends the check with the shortest failing prefix and the seeds.
-func failSequence(t *checks.T, seeds []int64, seq []op, failed int, err error) {
+func failSequence(t *checks.T, seeds []int64, steps [][]op, failed int, err error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the sequence with seeds %s broke the contract at step %d of %d:\n", seedList(seeds), failed+1, len(seq))
+	fmt.Fprintf(&b, "the sequence with seeds %s broke the contract at step %d of %d:\n", seedList(seeds), failed+1, len(steps))
 	for i := 0; i <= failed; i++ {
 		mark := "  "
 		if i == failed {
 			mark = "->"
 		}
-		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, seq[i])
+		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, stepText(steps[i]))
 	}
 	fresh := ""
 	for _, s := range seeds {
@@ -180,6 +204,15 @@ func failSequence(t *checks.T, seeds []int64, seq []op, failed int, err error) {
 	}
 	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"%s\"", err, fresh, replayFlags(t.Budget, seeds))
 	t.Fatalf("%s", b.String())
+}
+
+// stepText is one step's changes as failSequence lists them.
+func stepText(step []op) string {
+	parts := make([]string, len(step))
+	for i, o := range step {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // doStep makes the change in the cluster or at the proxy.
