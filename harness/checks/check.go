@@ -30,6 +30,29 @@ type Check struct {
 	Run      func(ctx context.Context, t *T)
 }
 
+// Budget is how much of its generated sequences a check drives.
+type Budget string
+
+const (
+	// BudgetLearner is make check's and make watch's: one short sequence,
+	// planned from a fresh seed to reach every situation the step's
+	// contract lists, for a verdict in seconds.
+	BudgetLearner Budget = "learner"
+	// BudgetFull is the grade's (and make test's): the step's fixed seeds
+	// at their full length, the same sequences every run.
+	BudgetFull Budget = "full"
+)
+
+// ParseBudget reads a budget as --budget takes it.
+func ParseBudget(s string) (Budget, error) {
+	switch b := Budget(s); b {
+	case BudgetLearner, BudgetFull:
+		return b, nil
+	}
+	return "", fmt.Errorf("a sequence budget is %q (make check's short planned sequence) or %q (the grade's fixed seeds at full length), not %q",
+		BudgetLearner, BudgetFull, s)
+}
+
 // Timeouts are every wait of every check, in one place.
 type Timeouts struct {
 	// Converge bounds waiting for the controller to react to a change.

@@ -42,6 +42,9 @@ type Env struct {
 	// fresh: drawn for this run, printed with a replay command on failure).
 	Seeds []int64
 	Fixed []int64
+	// Budget is how long the generated sequences run: the learner's short
+	// planned sequence or the grade's full one (empty: the grade's).
+	Budget Budget
 	// Prior is a proof an earlier check of the run found that holds for the
 	// rest of the run (its Outcome.Blocker): a wait whose own evidence
 	// confirms it ends at once, naming it.

@@ -116,6 +116,7 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	t := checks.NewT(chk.ID, checks.Env{
 		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
+		Budget:       r.opts.budget(),
 		Prior:        r.priorProof(),
 		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants,
 	})

@@ -44,11 +44,16 @@ type Options struct {
 	Checks   []checks.Check
 	Timeouts checks.Timeouts
 	// Seeds replay exactly these generated sequences' seeds (--seed); empty:
-	// the step's fixed seeds, plus one fresh seed unless FixedSeeds.
+	// the learner's budget draws one fresh seed, the full budget runs the
+	// step's fixed seeds plus one fresh seed unless FixedSeeds.
 	Seeds []int64
-	// FixedSeeds runs the step's fixed seeds only: a grade (and make test)
-	// gets the same sequences every run.
+	// FixedSeeds runs the step's fixed seeds only, at full length (the full
+	// budget, whatever Budget says): a grade (and make test) gets the same
+	// sequences every run.
 	FixedSeeds bool
+	// Budget is how long the generated sequences run (checks.Budget); empty:
+	// the learner's, make check's and make watch's.
+	Budget checks.Budget
 	// Backend is a started cluster to use and leave running; nil starts an
 	// envtest control plane for this run and stops it at the end.
 	Backend cluster.Backend
@@ -78,11 +83,16 @@ type Options struct {
 }
 
 // sequenceSeeds are the seeds a check's generated sequences run: the ones
-// to replay; else the step's fixed seeds, then one fresh seed unless the run
-// keeps to the fixed ones (a step with none always gets a fresh one).
+// to replay; else, on the learner's budget, one fresh seed (its planned
+// sequence reaches every situation whatever the seed); else the step's fixed
+// seeds, then one fresh seed unless the run keeps to the fixed ones (a step
+// with none always gets a fresh one).
 func (o Options) sequenceSeeds(fresh func() int64) []int64 {
 	if len(o.Seeds) > 0 {
 		return o.Seeds
+	}
+	if o.budget() == checks.BudgetLearner {
+		return []int64{fresh()}
 	}
 	seeds := slices.Clone(o.Step.Seeds)
 	if !o.FixedSeeds || len(seeds) == 0 {
@@ -93,6 +103,18 @@ func (o Options) sequenceSeeds(fresh func() int64) []int64 {
 		seeds = append(seeds, s)
 	}
 	return seeds
+}
+
+// budget is the run's sequence budget: full when it keeps to the fixed
+// seeds, the learner's unless told otherwise.
+func (o Options) budget() checks.Budget {
+	switch {
+	case o.FixedSeeds:
+		return checks.BudgetFull
+	case o.Budget == "":
+		return checks.BudgetLearner
+	}
+	return o.Budget
 }
 
 // freshSeed draws a seed for this run (small: it is printed to be typed).

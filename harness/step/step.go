@@ -39,7 +39,8 @@ type Step struct {
 	RBACCeiling []rbacv1.PolicyRule
 	// Seeds are the fixed seeds of the step's generated sequences: a grade
 	// runs exactly these (the same code gets the same results, run after
-	// run); make check runs them plus one fresh seed.
+	// run); make check runs a short sequence planned from one fresh seed
+	// instead (the learner's budget); --budget full runs them plus one fresh seed.
 	Seeds []int64
 	// Invariants are the contract's clauses checked at every event of every
 	// check (checks.Invariant): the runner gives them to each check.

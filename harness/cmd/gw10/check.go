@@ -24,6 +24,7 @@ type checkFlags struct {
 	stepName            string
 	run                 string
 	seeds               seedsFlag
+	budget              string
 	jsonOut, junit, md  string
 	timeline            string
 	verbose, all        bool
@@ -65,7 +66,8 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.cluster, "cluster", "envtest", "where to run: envtest, kind or existing")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
-	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated, as a failure prints them (default: the step's fixed seeds and one fresh seed)")
+	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated, as a failure prints them (default: one fresh seed; --budget full: the step's fixed seeds and one fresh seed)")
+	fs.StringVar(&f.budget, "budget", string(checks.BudgetLearner), "the generated sequences' length: learner (one short sequence planned to reach every situation) or full (the grade's fixed seeds at full length)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the JSON report to this file")
 	fs.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
@@ -170,9 +172,15 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	if err != nil {
 		return runner.Options{}, err
 	}
+	budget := checks.BudgetLearner
+	if f.budget != "" {
+		if budget, err = checks.ParseBudget(f.budget); err != nil {
+			return runner.Options{}, err
+		}
+	}
 	opts := runner.Options{
 		Root: root, Step: st, StepDir: stepDir, Label: filepath.ToSlash(filepath.Clean(f.step)),
-		Checks: selected, Seeds: f.seeds, Out: os.Stdout, Verbose: f.verbose,
+		Checks: selected, Seeds: f.seeds, Budget: budget, Out: os.Stdout, Verbose: f.verbose,
 	}
 	if err := selectBackend(ctx, f, &opts); err != nil {
 		return runner.Options{}, err

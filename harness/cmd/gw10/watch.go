@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/progress"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
@@ -22,7 +23,8 @@ func runWatch(ctx context.Context, args []string) error {
 	fs.StringVar(&f.step, "step", steps.Default().Dir, "the step module to watch, relative to the root")
 	fs.StringVar(&f.stepName, "step-name", "", "whose checks to run when --step is a copy outside the workbook (a step's name)")
 	fs.StringVar(&f.run, "run", "", "comma-separated check IDs to run (default: all)")
-	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated (default: the step's fixed seeds and one fresh seed each run)")
+	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated (default: one fresh seed each run; --budget full: the step's fixed seeds and one fresh seed)")
+	fs.StringVar(&f.budget, "budget", string(checks.BudgetLearner), "the generated sequences' length: learner (one short sequence planned to reach every situation) or full (the grade's fixed seeds at full length)")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
 	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
 	if err := fs.Parse(args); err != nil {

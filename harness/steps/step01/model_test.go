@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/10xdev/gw10/harness/checks"
 )
 
 // The sequence generator and the model are pure: rapid draws seeds and
@@ -201,6 +203,79 @@ func TestCoverageCanMissASituation(t *testing.T) {
 		got := covers(append(append([]op{}, setup...), c.ops...))
 		if !got[c.situation] {
 			t.Errorf("%v does not cover %q (covers %v)", c.ops, c.situation, got)
+		}
+	}
+}
+
+// TestTheLearnersPlannedSequenceReachesEverySituation: make check's budget
+// is one short sequence per run, planned from a fresh seed: whatever the
+// seed, it reaches every situation of the contract's list and every kind of
+// change, each change possible, no outage or NACK longer than the drawn
+// sequences allow, ending healthy, the same for the same seed, and shorter
+// than the grade's fixed sequence.
+func TestTheLearnersPlannedSequenceReachesEverySituation(t *testing.T) {
+	full := len(generateSegments(fixedSeeds(), segmentLengths(len(fixedSeeds()))))
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Int64Range(1, 1<<40).Draw(rt, "seed")
+		seq := generateDirected([]int64{seed})
+		if !reflect.DeepEqual(seq, generateDirected([]int64{seed})) {
+			rt.Fatalf("seed %d gave two different sequences", seed)
+		}
+		if _, missed := coverage(seq); len(missed) > 0 {
+			rt.Fatalf("seed %d misses %v:\n%v", seed, missed, seq)
+		}
+		seen := map[opKind]bool{}
+		w := newWorld()
+		for i, o := range seq {
+			if err := possible(w, o); err != "" {
+				rt.Fatalf("step %d (%s): %s", i+1, o, err)
+			}
+			if f := w.forced(nil); f != nil && f.Kind != o.Kind {
+				rt.Fatalf("step %d (%s): the outage had to end first (%s)", i+1, o, f)
+			}
+			seen[o.Kind] = true
+			w.apply(o)
+			w.tick()
+		}
+		for _, k := range allOps {
+			if !seen[k] {
+				rt.Fatalf("seed %d: no %s in %v", seed, k, seq)
+			}
+		}
+		if w.Down || len(w.NACK) > 0 {
+			rt.Fatalf("seed %d: the sequence ends with the proxy down (%v) or refusing %v", seed, w.Down, w.NACK)
+		}
+		if len(seq) >= full {
+			rt.Fatalf("seed %d: %d steps, not shorter than the grade's %d", seed, len(seq), full)
+		}
+		more := rapid.Int64Range(1, 1<<40).Draw(rt, "more")
+		longer := generateDirected([]int64{seed, more})
+		if len(longer) <= len(seq) || !reflect.DeepEqual(longer[:len(seq)], seq) {
+			rt.Fatalf("seeds %d,%d do not extend seed %d's sequence", seed, more, seed)
+		}
+	})
+}
+
+// TestTheLearnersSetupIsOneStep: the learner's budget makes the setup at
+// once and checks it once; the grade checks after every change. Either way
+// the steps are the sequence's changes, in order.
+func TestTheLearnersSetupIsOneStep(t *testing.T) {
+	seq := generateDirected([]int64{1})
+	setup := len(generate(0, 0))
+	for _, c := range []struct {
+		budget checks.Budget
+		steps  int
+	}{{checks.BudgetLearner, len(seq) - setup + 1}, {checks.BudgetFull, len(seq)}} {
+		steps := stepsOf(c.budget, seq)
+		if len(steps) != c.steps {
+			t.Errorf("%s budget: %d steps, want %d", c.budget, len(steps), c.steps)
+		}
+		var flat []op
+		for _, s := range steps {
+			flat = append(flat, s...)
+		}
+		if !reflect.DeepEqual(flat, seq) {
+			t.Errorf("%s budget: the steps are not the sequence's changes in order", c.budget)
 		}
 	}
 }

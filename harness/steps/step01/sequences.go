@@ -45,8 +45,10 @@ every route and their observedGeneration, the proxy's table (every push carrying
 current spec), no withdraw of a route that should have stayed programmed, deletions
 completing, and nothing written or reconciled once everything is converged. A failure
 prints the steps up to the one that failed and the seeds; make check
-CHECK_FLAGS="--run sequences --seed A,B" replays exactly that sequence (a grade runs
-the step's fixed seed only; make check adds a short fresh segment). Memory kept
+CHECK_FLAGS="--run sequences --seed A" replays exactly that sequence, as the failure
+prints it (make check runs a short sequence planned from a fresh seed to reach every
+situation of the contract; a grade runs the step's fixed seed at full length, as
+CHECK_FLAGS="--budget full" does). Memory kept
 across passes (what was pushed, what was withdrawn), a withdraw before every push, a
 finalizer never removed and a retry loop without backoff all fail here.`,
 	Run: runSequence,
@@ -79,9 +81,11 @@ func runSequence(ctx context.Context, t *checks.T) {
 	if len(seeds) == 0 {
 		t.Fatalf("the harness gave the sequences check no seeds (a harness bug, please report it)")
 	}
-	seq := generateSegments(seeds, segmentLengths(len(seeds)))
+	seq := sequenceOf(t.Budget, seeds)
+	steps := stepsOf(t.Budget, seq)
 	covered, missed := coverage(seq)
-	t.Logf("sequence seeds %s: %d steps; covers: %s", seedList(seeds), len(seq), strings.Join(covered, ", "))
+	t.Logf("%s: seeds %s, %d changes in %d steps; covers: %s", budgetText(t.Budget, len(generateSegments(t.Fixed, segmentLengths(len(t.Fixed))))),
+		seedList(seeds), len(seq), len(steps), strings.Join(covered, ", "))
 	if len(missed) > 0 {
 		t.Logf("not covered by these seeds: %s", strings.Join(missed, ", "))
 	}
@@ -92,34 +96,84 @@ func runSequence(ctx context.Context, t *checks.T) {
 	// controller's first passes can come after the world already looks
 	// converged, and their withdraws count too.
 	var prev *stepWindow
-	for i, o := range seq {
+	for i, step := range steps {
 		before := w.clone()
-		w.apply(o)
-		w.tick()
+		for _, o := range step {
+			w.apply(o)
+			w.tick()
+		}
 		start := time.Now()
 		if err := prev.withdraws(t, start); err != nil {
-			failSequence(t, seeds, seq, prev.step, err)
+			failSequence(t, seeds, steps, prev.step, err)
 		}
-		doStep(ctx, t, o)
+		for _, o := range step {
+			doStep(ctx, t, o)
+		}
 		if err := t.Converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
 			return contract(ctx, t, w)
 		}); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		if err := quietOnceHealthy(ctx, t, w); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		// The clauses that hold at every event, over everything so far:
 		// the first step after which one is broken is the one named.
 		if err := t.Violations(); err != nil {
-			failSequence(t, seeds, seq, i, err)
+			failSequence(t, seeds, steps, i, err)
 		}
 		prev = &stepWindow{step: i, start: start, keep: stayedProgrammed(before, w)}
 	}
 	t.WaitIdle(ctx) // the sequence ends healthy: its last window closes once the controller is idle
 	if err := prev.withdraws(t, time.Now()); err != nil {
-		failSequence(t, seeds, seq, prev.step, err)
+		failSequence(t, seeds, steps, prev.step, err)
 	}
+}
+
+// stepsOf groups a sequence's changes into the steps after each of which the
+// check waits and compares: one change a step, but on the learner's budget
+// the setup (two Services, three routes) is made at once and checked once;
+// the checks before sequences prove each of its situations alone.
+func stepsOf(b checks.Budget, seq []op) [][]op {
+	setup := 0
+	if b == checks.BudgetLearner {
+		setup = min(len(generate(0, 0)), len(seq))
+	}
+	var steps [][]op
+	if setup > 0 {
+		steps = append(steps, seq[:setup])
+	}
+	for _, o := range seq[setup:] {
+		steps = append(steps, []op{o})
+	}
+	return steps
+}
+
+// sequenceOf is the sequence a budget drives from seeds: the learner's is
+// planned to reach every situation (generateDirected), the grade's drawn at
+// full length (generateSegments).
+func sequenceOf(b checks.Budget, seeds []int64) []op {
+	if b == checks.BudgetLearner {
+		return generateDirected(seeds)
+	}
+	return generateSegments(seeds, segmentLengths(len(seeds)))
+}
+
+// budgetText says which budget ran, and how to run the other.
+func budgetText(b checks.Budget, fullSteps int) string {
+	if b == checks.BudgetLearner {
+		return fmt.Sprintf("learner budget (a short sequence planned to reach every situation; make grade runs the fixed seeds' %d steps: "+
+			"make check CHECK_FLAGS=\"--run sequences --budget full\")", fullSteps)
+	}
+	return "full budget (the grade's sequences)"
+}
+
+// replayFlags are the flags that replay the sequence of budget b and seeds.
+func replayFlags(b checks.Budget, seeds []int64) string {
+	if b == checks.BudgetLearner {
+		return "--run sequences --seed " + seedList(seeds)
+	}
+	return "--run sequences --budget full --seed " + seedList(seeds)
 }
 
 // seedList is seeds as --seed takes them.
@@ -132,24 +186,33 @@ func seedList(seeds []int64) string {
 }
 
 // failSequence ends the check with the shortest failing prefix and the seeds.
-func failSequence(t *checks.T, seeds []int64, seq []op, failed int, err error) {
+func failSequence(t *checks.T, seeds []int64, steps [][]op, failed int, err error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the sequence with seeds %s broke the contract at step %d of %d:\n", seedList(seeds), failed+1, len(seq))
+	fmt.Fprintf(&b, "the sequence with seeds %s broke the contract at step %d of %d:\n", seedList(seeds), failed+1, len(steps))
 	for i := 0; i <= failed; i++ {
 		mark := "  "
 		if i == failed {
 			mark = "->"
 		}
-		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, seq[i])
+		fmt.Fprintf(&b, "  %s %2d. %s\n", mark, i+1, stepText(steps[i]))
 	}
 	fresh := ""
 	for _, s := range seeds {
 		if !slices.Contains(t.Fixed, s) {
-			fresh = fmt.Sprintf(" (seed %d was fresh, drawn for this run: the step's fixed seeds are %s)", s, seedList(t.Fixed))
+			fresh = fmt.Sprintf(" (seed %d was fresh, drawn for this run: the step's fixed seeds are %s, which make grade runs)", s, seedList(t.Fixed))
 		}
 	}
-	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"--run sequences --seed %s\"", err, fresh, seedList(seeds))
+	fmt.Fprintf(&b, "%s\nreplay%s: make check CHECK_FLAGS=\"%s\"", err, fresh, replayFlags(t.Budget, seeds))
 	t.Fatalf("%s", b.String())
+}
+
+// stepText is one step's changes as failSequence lists them.
+func stepText(step []op) string {
+	parts := make([]string, len(step))
+	for i, o := range step {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // doStep makes the change in the cluster or at the proxy.
