@@ -85,6 +85,11 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	if f.timeline == defaultTimeline {
 		f.timeline = filepath.Join(*out, "timeline.html")
 	}
+	release, err := lockOut(*out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Fresh or not at all: a run that stops early leaves no reports behind.
 	if err := report.RemoveReports(f.jsonOut, f.junit, f.md, f.timeline); err != nil {
 		return err
