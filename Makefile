@@ -152,7 +152,13 @@ lint: $(GOLANGCI_LINT) lint-workflows ## gofmt, go vet and golangci-lint (.golan
 # pristine skeleton by design; the harness's skeleton test runs them and
 # asserts exactly that, so `go test` covers the harness and the solution.
 .PHONY: test
-test: $(GW10) lint ## Run the workbook's own test suite (lint, then every module's tests; builds envtest binaries if missing).
+.PHONY: test-needs-solutions
+test-needs-solutions:
+	@if [ ! -d solutions ]; then \
+	  echo "make test is the workbook's own test suite: it proves the harness against the reference solution in solutions/,"; \
+	  echo "which a learner's copy does not hold. Your command is make check (make help lists the others)."; exit 2; fi
+
+test: test-needs-solutions $(GW10) lint ## The workbook's own test suite, in the instructor's repository (needs solutions/): lint, then every module's tests.
 	@$(GW10) assets
 	@command -v chromium >/dev/null || (echo "installing chromium (Debian) for the timeline's browser test ..." && apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium could not be installed: the timeline's browser test will say it was skipped"
