@@ -218,7 +218,9 @@ func (a *activity) stuck() (time.Duration, bool) {
 func (a *activity) metrics() (ctrlproc.Metrics, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.last == nil {
+	if a.last == nil || !a.known {
+		// None yet, or the newest scrape failed: what came before it is
+		// not what the controller shows now.
 		return ctrlproc.Metrics{}, false
 	}
 	return *a.last, true

@@ -86,3 +86,42 @@ func TestAWorkerIsStuckWhileNoReconcileFinishes(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// scrapes is a Controller whose Metrics answers from a script: a nil entry
+// is a failed scrape; past the end, the last entry again.
+type scrapes struct {
+	Controller
+	script []*ctrlproc.Metrics
+	n      int
+}
+
+func (s *scrapes) Metrics(context.Context) (ctrlproc.Metrics, error) {
+	i := min(s.n, len(s.script)-1)
+	s.n++
+	if s.script[i] == nil {
+		return ctrlproc.Metrics{}, context.DeadlineExceeded
+	}
+	return *s.script[i], nil
+}
+
+// TestAFailedScrapeIsUnmeasuredNotQuiet: after a good scrape, a failed one
+// leaves no metrics to read (an older scrape in its place would let a
+// check of polling pass having measured nothing), and MeasuredMetrics says
+// nothing was measured.
+func TestAFailedScrapeIsUnmeasuredNotQuiet(t *testing.T) {
+	good := &ctrlproc.Metrics{ReconcileTotal: 3}
+	ct := NewT("x", Env{Controller: &scrapes{script: []*ctrlproc.Metrics{good, nil}}})
+	ct.activity.scrape(context.Background())
+	if m, ok := ct.LastMetrics(); !ok || m.ReconcileTotal != 3 {
+		t.Fatalf("after a good scrape: %v, %v", m, ok)
+	}
+	ct.activity.scrape(context.Background())
+	if m, ok := ct.LastMetrics(); ok {
+		t.Errorf("after a failed scrape LastMetrics still answers %v", m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := ct.MeasuredMetrics(ctx); err == nil {
+		t.Error("MeasuredMetrics measured something from a controller whose scrapes fail")
+	}
+}

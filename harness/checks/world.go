@@ -27,8 +27,32 @@ func (t *T) Sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// LastMetrics returns the controller's newest scraped metrics.
+// LastMetrics returns the controller's newest scraped metrics; false when
+// there are none or the newest scrape failed (never an older scrape in its
+// place).
 func (t *T) LastMetrics() (ctrlproc.Metrics, bool) { return t.activity.metrics() }
+
+// measureWait bounds how long MeasuredMetrics waits for a scrape that
+// succeeds: a loaded machine can make one scrape time out, not five seconds
+// of them.
+const measureWait = 5 * time.Second
+
+// MeasuredMetrics returns the controller's newest metrics, waiting a little
+// for a scrape that succeeds; the error says that nothing could be measured.
+// A check that measures (a rate of reconciles, say) fails on that error
+// instead of passing having measured nothing.
+func (t *T) MeasuredMetrics(ctx context.Context) (ctrlproc.Metrics, error) {
+	deadline := time.Now().Add(measureWait)
+	for {
+		if m, ok := t.activity.metrics(); ok {
+			return m, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return ctrlproc.Metrics{}, fmt.Errorf("the controller's metrics could not be read for %s: nothing was measured", measureWait)
+		}
+		t.Sleep(ctx, scrapeInterval)
+	}
+}
 
 // ResultsSince counts the reconciles with one of results (success, error,
 // requeue, requeue_after) since r was created by the check.

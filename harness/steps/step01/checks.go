@@ -169,14 +169,14 @@ generated from your RBAC markers lacks Services.`,
 // second, every one of them a requeue_after).
 func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitingFor string, window time.Duration) {
 	t.WaitIdle(ctx)
-	before, ok := t.LastMetrics()
-	if !ok {
-		return
+	before, err := t.MeasuredMetrics(ctx)
+	if err != nil {
+		t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, err)
 	}
 	t.Sleep(ctx, window)
-	after, ok := t.LastMetrics()
-	if !ok {
-		return
+	after, err := t.MeasuredMetrics(ctx)
+	if err != nil {
+		t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, err)
 	}
 	polls := int(after.ReconcileTotal - before.ReconcileTotal)
 	byResult := map[string]int{}

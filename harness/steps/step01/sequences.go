@@ -368,15 +368,21 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world) error {
 	var busy float64
 	for window := 1; window <= 2; window++ {
 		t.WaitIdle(ctx)
-		m0, ok0 := t.LastMetrics()
+		m0, err := t.MeasuredMetrics(ctx)
+		if err != nil {
+			return fmt.Errorf("the world is converged, but %w", err)
+		}
 		mark := time.Now()
 		t.Sleep(ctx, sequenceQuiet)
-		m1, ok1 := t.LastMetrics()
+		m1, err := t.MeasuredMetrics(ctx)
+		if err != nil {
+			return fmt.Errorf("the world is converged, but %w", err)
+		}
 		if tl := evidence.TallyAfter(t.Record.Events(), mark, ""); tl.StatusWrites > 0 {
 			return fmt.Errorf("the world is converged, but the controller wrote status %d times in %s; the last: %s",
 				tl.StatusWrites, sequenceQuiet, tl.LastStatus.Text)
 		}
-		if !ok0 || !ok1 || m1.ReconcileTotal <= m0.ReconcileTotal {
+		if m1.ReconcileTotal <= m0.ReconcileTotal {
 			return nil
 		}
 		busy = m1.ReconcileTotal - m0.ReconcileTotal
