@@ -317,6 +317,7 @@ func (t *T) missingRoutes(ctx context.Context, want, got []string) string {
 	for _, n := range got {
 		held[n] = true
 	}
+	events := t.Evidence() // the proxy's pushes and withdraws included
 	var b strings.Builder
 	for _, n := range want {
 		if held[n] {
@@ -327,7 +328,7 @@ func (t *T) missingRoutes(ctx context.Context, want, got []string) string {
 		if obj, err := r.Get(ctx); err == nil {
 			status = "its status says " + brief(obj)
 		}
-		tl := evidence.TallyAfter(t.Record.Events(), action.At, r.Object())
+		tl := evidence.TallyAfter(events, action.At, r.Object())
 		what := "nothing pushed it"
 		if tl.Pushes > 0 {
 			what = fmt.Sprintf("it was pushed %s (%d refused) and withdrawn %s", Times(tl.Pushes), tl.NACKs, Times(tl.Withdraws))
