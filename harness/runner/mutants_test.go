@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,35 +49,77 @@ func loadMutants(t *testing.T, dir string) []mutant {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		m := mutant{name: strings.TrimSuffix(filepath.Base(f), ".txtar")}
-		sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), ": ")
-			switch k {
-			case "want":
-				m.wantCheck = v
-			case "stage":
-				m.wantStage = v
-			case "cause":
-				m.wantCause = v
-			default:
-				m.about = strings.TrimSpace(m.about + " " + sc.Text())
-			}
-		}
-		if len(ar.Files)%2 != 0 {
-			t.Fatalf("%s: files must come in :old/:new pairs", f)
-		}
-		for i := 0; i < len(ar.Files); i += 2 {
-			o, n := ar.Files[i], ar.Files[i+1]
-			file := strings.TrimSuffix(o.Name, ":old")
-			if !strings.HasSuffix(o.Name, ":old") || n.Name != file+":new" {
-				t.Fatalf("%s: want a FILE:old then FILE:new pair, got %s, %s", f, o.Name, n.Name)
-			}
-			m.edits = append(m.edits, edit{file: file, old: string(o.Data), new: string(n.Data)})
+		m, err := parseMutant(strings.TrimSuffix(filepath.Base(f), ".txtar"), filepath.Base(dir) == "mutants", ar)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// parseMutant reads one mutant (isMutant) or variant: a mutant names the
+// check or stage that must fail and a cause its failure must name; a
+// variant names neither.
+func parseMutant(name string, isMutant bool, ar *txtar.Archive) (mutant, error) {
+	m := mutant{name: name}
+	sc := bufio.NewScanner(bytes.NewReader(ar.Comment))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ": ")
+		switch k {
+		case "want":
+			m.wantCheck = v
+		case "stage":
+			m.wantStage = v
+		case "cause":
+			m.wantCause = v
+		default:
+			m.about = strings.TrimSpace(m.about + " " + sc.Text())
+		}
+	}
+	switch {
+	case isMutant && m.wantCheck == "" && m.wantStage == "":
+		return m, errors.New("a mutant needs want: <check> or stage: <stage>")
+	case isMutant && strings.TrimSpace(m.wantCause) == "":
+		return m, errors.New("a mutant needs a cause: its failure must name (an empty one matches any failure)")
+	case !isMutant && m.wantCheck+m.wantStage+m.wantCause != "":
+		return m, errors.New("a variant passes every check: it has no want:, stage: or cause:")
+	case len(ar.Files)%2 != 0:
+		return m, errors.New("files must come in :old/:new pairs")
+	}
+	for i := 0; i < len(ar.Files); i += 2 {
+		o, n := ar.Files[i], ar.Files[i+1]
+		file := strings.TrimSuffix(o.Name, ":old")
+		if !strings.HasSuffix(o.Name, ":old") || n.Name != file+":new" {
+			return m, fmt.Errorf("want a FILE:old then FILE:new pair, got %s, %s", o.Name, n.Name)
+		}
+		m.edits = append(m.edits, edit{file: file, old: string(o.Data), new: string(n.Data)})
+	}
+	return m, nil
+}
+
+// TestAMutantMustNameItsCheckAndCause: a mutant without want:, or with an
+// empty cause: (which any failure matches), is refused; so is a variant
+// that names a check.
+func TestAMutantMustNameItsCheckAndCause(t *testing.T) {
+	edits := "-- a.go:old --\nx\n-- a.go:new --\ny\n"
+	for _, tc := range []struct {
+		mutant bool
+		text   string
+		ok     bool
+	}{
+		{true, "want: self-heal\ncause: Owns\nA mistake.\n" + edits, true},
+		{true, "cause: Owns\nNo check.\n" + edits, false},
+		{true, "want: self-heal\ncause: \nAn empty cause.\n" + edits, false},
+		{true, "want: self-heal\nNo cause.\n" + edits, false},
+		{false, "A legitimate design.\n" + edits, true},
+		{false, "want: self-heal\nA variant that names a check.\n" + edits, false},
+	} {
+		_, err := parseMutant("m", tc.mutant, txtar.Parse([]byte(tc.text)))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok=%v", tc.text, err, tc.ok)
+		}
+	}
 }
 
 func (m mutant) apply(t *testing.T, dir string) {
