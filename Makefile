@@ -179,10 +179,12 @@ test-kind: ## kind end to end: engine, node image, kind-up, the solution, both c
 	@scripts/test-kind.sh
 
 # make bench: the solution by default; ROUTES the numbers of EdgeRoutes to
-# measure; CHECK_REPORT a `gw10 check --json` report to include.
+# measure, REPEAT how many runs of each; CHECK_REPORT a `gw10 check --json` report to include.
 ROUTES ?= 100,1000,5000
+REPEAT ?= 3
 CHECK_REPORT ?=
 override ROUTES := $(value ROUTES)
+override REPEAT := $(value REPEAT)
 override CHECK_REPORT := $(value CHECK_REPORT)
 # BENCH_STEP: as given, else STEP when given on the command line, else the solution.
 ifneq ($(filter command line environment override,$(origin BENCH_STEP)),)
@@ -190,9 +192,9 @@ override BENCH_STEP := $(value BENCH_STEP)
 else
 override BENCH_STEP := $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),solutions/step01)
 endif
-export ROUTES CHECK_REPORT BENCH_STEP
+export ROUTES REPEAT CHECK_REPORT BENCH_STEP
 
 .PHONY: bench
-bench: $(GW10) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000), against the API server's own limit; reports/bench.*.
+bench: $(GW10) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000, REPEAT=3 runs each: median and spread), against the API server's own limit; reports/bench.*.
 	@set -- ; if [ -n "$$CHECK_REPORT" ]; then set -- --check-report "$$CHECK_REPORT"; fi; \
-	  $(GW10) bench --step "$$BENCH_STEP" --routes "$$ROUTES" "$$@" --out reports
+	  $(GW10) bench --step "$$BENCH_STEP" --routes "$$ROUTES" --repeat "$$REPEAT" "$$@" --out reports

@@ -31,6 +31,10 @@ type Options struct {
 	Routes []int
 	// LatencyRoutes is how many changes the latency phase times (default 100).
 	LatencyRoutes int
+	// Repeat measures each N this many times (default 1): Runs keeps the
+	// median run by cold-start ratio, Spread the median, least and most of
+	// each headline figure. One run of a shared machine does not hold still.
+	Repeat int
 	// Workers is passed as --max-concurrent-reconciles when the controller
 	// has that flag (0: not passed).
 	Workers int
@@ -58,13 +62,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.LatencyRoutes == 0 {
 		opts.LatencyRoutes = 100
 	}
+	if opts.Repeat <= 0 {
+		opts.Repeat = 1
+	}
 	if len(opts.Routes) == 0 {
 		return nil, fmt.Errorf("no route counts to measure")
 	}
 	routes := slices.Clone(opts.Routes)
 	slices.Sort(routes)
 	res := &Result{Schema: SchemaVersion, Step: opts.Runner.Label, Started: time.Now().UTC(), CPUs: runtime.NumCPU(),
-		LoadBefore: loadAverage(), ControllerArgs: []string{}, Notes: []string{}}
+		LoadBefore: loadAverage(), ControllerArgs: []string{}, Notes: []string{}, Repeat: opts.Repeat}
 	prog := newProgress(opts.Progress, opts.Live)
 	defer prog.stop()
 
@@ -90,12 +97,24 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("stopping the controller: %w", err)
 	}
 	for _, n := range routes {
-		run, err := b.measure(ctx, n, opts.LatencyRoutes)
-		if err != nil {
-			return nil, fmt.Errorf("N=%d: %w", n, err)
+		var points []Point
+		for i := range opts.Repeat {
+			run, err := b.measure(ctx, n, opts.LatencyRoutes)
+			if err != nil {
+				return nil, fmt.Errorf("N=%d: %w", n, err)
+			}
+			points = append(points, run)
+			if opts.Repeat > 1 {
+				prog.line(fmt.Sprintf("N=%d run %d/%d done: %s", n, i+1, opts.Repeat, run.summary()))
+			} else {
+				prog.line(fmt.Sprintf("N=%d done: %s", n, run.summary()))
+			}
 		}
-		res.Runs = append(res.Runs, run)
-		prog.line(fmt.Sprintf("N=%d done: %s", n, run.summary()))
+		median, spread := spreadOf(points)
+		res.Runs = append(res.Runs, median)
+		if opts.Repeat > 1 {
+			res.Spread = append(res.Spread, spread)
+		}
 	}
 	res.Growth = growth(res.Runs)
 	res.LoadAfter = loadAverage()

@@ -79,6 +79,14 @@ func (r *Result) Terminal(w io.Writer) {
 		fmt.Fprintln(tw, line+"\t")
 	}
 	_ = tw.Flush()
+	if rows := r.spreadRows(); rows != nil {
+		fmt.Fprintf(w, "\nover %d runs of each N, median (least–most); the table above is the median run:\n", r.Repeat)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+		for _, row := range rows {
+			fmt.Fprintln(tw, "\t"+strings.Join(row, "\t")+"\t")
+		}
+		_ = tw.Flush()
+	}
 	fmt.Fprintln(w)
 	for _, s := range r.said() {
 		fmt.Fprintln(w, s)
@@ -115,15 +123,11 @@ func (r *Result) said() []string {
 // Markdown writes the table and the sentences as a Markdown section.
 func (r *Result) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "### Bench: %s (%s)\n\n", r.Step, r.Started.Format("2006-01-02 15:04 UTC"))
-	fmt.Fprint(w, "| figure |")
+	var ns []int
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, " N=%d |", run.Routes)
+		ns = append(ns, run.Routes)
 	}
-	fmt.Fprint(w, "\n|---|")
-	for range r.Runs {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w)
+	markdownHeader(w, ns)
 	for _, rw := range rows() {
 		fmt.Fprintf(w, "| %s |", rw.name)
 		for _, run := range r.Runs {
@@ -132,6 +136,18 @@ func (r *Result) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	if rows := r.spreadRows(); rows != nil {
+		fmt.Fprintf(w, "Over %d runs of each N, median (least–most); the table above is the median run by cold-start ratio:\n\n", r.Repeat)
+		var ns []int
+		for _, sp := range r.Spread {
+			ns = append(ns, sp.Routes)
+		}
+		markdownHeader(w, ns)
+		for _, row := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		}
+		fmt.Fprintln(w)
+	}
 	for _, s := range r.said() {
 		fmt.Fprintf(w, "- %s\n", s)
 	}
@@ -142,6 +158,19 @@ func (r *Result) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | %.2f |\n", t.Name, t.Status, t.Seconds)
 		}
 	}
+}
+
+// markdownHeader writes a table's header: a figure column, one per N.
+func markdownHeader(w io.Writer, ns []int) {
+	fmt.Fprint(w, "| figure |")
+	for _, n := range ns {
+		fmt.Fprintf(w, " N=%d |", n)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range ns {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
 }
 
 // WriteMarkdown writes Markdown to path.

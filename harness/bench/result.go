@@ -25,13 +25,37 @@ type Result struct {
 	LoadAfter      []float64 `json:"loadAfter"`
 	ControllerArgs []string  `json:"controllerArgs"`
 	// Setup are the pipeline's stages (build, generate, cluster, ...).
-	Setup  []Timing `json:"setup"`
+	Setup []Timing `json:"setup"`
+	// Repeat is how many times each N was measured; Runs holds, for each
+	// N, the median run by cold-start ratio, and Spread (Repeat > 1) the
+	// median, least and most of the headline figures over the repeats.
+	Repeat int      `json:"repeat"`
 	Runs   []Point  `json:"runs"`
+	Spread []Spread `json:"spread,omitempty"`
 	Growth Growth   `json:"growth"`
 	Notes  []string `json:"notes"`
 	// Harness are the harness's own figures from a `gw10 check --json`
 	// report, when one was given.
 	Harness *HarnessFigures `json:"harness,omitempty"`
+}
+
+// Spread is how one N's headline figures varied over the repeats.
+type Spread struct {
+	Routes       int  `json:"routes"`
+	ColdRatio    Stat `json:"coldRatioToLimit"`
+	ColdSeconds  Stat `json:"coldSeconds"`
+	LimitPerSec  Stat `json:"limitWritesPerS"`
+	SelfHealP50  Stat `json:"selfHealP50Ms"`
+	SpecP50      Stat `json:"specChangeP50Ms"`
+	ColdCPUPerRt Stat `json:"coldCpuSecondsPerRoute"`
+}
+
+// Stat is the median, least and most of a figure over N measurements.
+type Stat struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
 }
 
 // Timing is a named duration.

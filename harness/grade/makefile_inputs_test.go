@@ -90,9 +90,9 @@ func TestMakeInputsAreData(t *testing.T) {
 		{"hint", []string{"ID=" + h}, []string{"hint", "--", h}},
 		{"hint", []string{"ID=-v"}, []string{"hint", "--", "-v"}},
 		{"bench", []string{"STEP=" + h, "ROUTES=" + h, "CHECK_REPORT=" + h},
-			[]string{"bench", "--step", h, "--routes", h, "--check-report", h, "--out", "reports"}},
-		{"bench", []string{"BENCH_STEP=" + h, "ROUTES=" + h},
-			[]string{"bench", "--step", h, "--routes", h, "--out", "reports"}},
+			[]string{"bench", "--step", h, "--routes", h, "--repeat", "3", "--check-report", h, "--out", "reports"}},
+		{"bench", []string{"BENCH_STEP=" + h, "ROUTES=" + h, "REPEAT=" + h},
+			[]string{"bench", "--step", h, "--routes", h, "--repeat", h, "--out", "reports"}},
 		// A non-empty FORCE skips the check for uncommitted edits.
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
@@ -143,7 +143,7 @@ func cleanMakeEnv(env []string) []string {
 	inputs := map[string]bool{"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true,
 		"STEP": true, "CLUSTER": true, "CHECK_FLAGS": true, "SUBMISSION": true, "SUBMISSION_REF": true,
 		"UPSTREAM_REF": true, "GRADE_OUT": true, "VIEW": true, "REF": true, "ID": true, "FORCE": true,
-		"TEMPLATE_OUT": true, "SAMPLE": true, "SEED": true, "ROUTES": true, "CHECK_REPORT": true, "BENCH_STEP": true}
+		"TEMPLATE_OUT": true, "SAMPLE": true, "SEED": true, "ROUTES": true, "REPEAT": true, "CHECK_REPORT": true, "BENCH_STEP": true}
 	var out []string
 	for _, kv := range env {
 		if k, _, _ := strings.Cut(kv, "="); !inputs[k] {

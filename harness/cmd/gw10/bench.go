@@ -20,6 +20,7 @@ func runBench(ctx context.Context, args []string) error {
 	root := fs.String("root", ".", "the workbook root (where go.work is)")
 	stepDir := fs.String("step", steps.Default().SolutionDir, "the step module to measure, relative to the root")
 	routes := fs.String("routes", "100,1000,5000", "comma-separated numbers of EdgeRoutes to measure")
+	repeat := fs.Int("repeat", 3, "measure each N this many times: the median run, and the spread of the headline figures")
 	latency := fs.Int("latency-routes", 100, "how many Service creations and spec edits the latency figures time")
 	workers := fs.Int("workers", 4, "passed as --"+bench.WorkersFlag+" when the controller has that flag (0: never)")
 	out := fs.String("out", "reports", "directory for bench.json, bench.md and the charts")
@@ -59,6 +60,7 @@ func runBench(ctx context.Context, args []string) error {
 	res, err := bench.Run(ctx, bench.Options{
 		Runner:        runner.Options{Root: abs, Step: st, StepDir: dir, Label: filepath.ToSlash(filepath.Clean(*stepDir)), Out: os.Stdout},
 		Routes:        ns,
+		Repeat:        *repeat,
 		LatencyRoutes: *latency,
 		Workers:       *workers,
 		Progress:      os.Stdout,
