@@ -203,10 +203,9 @@ func judge(ev doomEvidence) (doom, bool) {
 	}
 	if n, recent := reconcilesSince(ev); n >= hotLoop && recent && ev.now.Sub(ev.since) >= hotLoopWait {
 		return doom{Proof: fmt.Sprintf("the controller reconciled %s in %s since the last change and is still at it: a hot loop "+
-			"(each pass wakes the next: a status write that always changes something, a RequeueAfter of milliseconds, or a watch on what it writes)",
+			"(each pass wakes the next one, with nothing in the world changing)",
 			Times(n), ev.now.Sub(ev.since).Round(100*time.Millisecond)),
-			Hint: "a pass that changes nothing must write nothing: compare the conditions with the stored ones before writing " +
-				"(meta.SetStatusCondition keeps lastTransitionTime), and requeue after seconds, not milliseconds"}, true
+			Hint: "a pass that changes nothing must write nothing and wake nothing (ST-NO-CHURN, Q-QUIET)"}, true
 	}
 	return doom{}, false
 }

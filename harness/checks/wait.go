@@ -136,17 +136,14 @@ func noReconcileCause(action evidence.Event) string {
 	after := "no reconcile followed " + action.Text
 	switch action.Trigger {
 	case evidence.ServiceCreated, evidence.ServiceDeleted:
-		return after + ": nothing enqueues EdgeRoutes when a Service changes. Watch Services with Watches(...) " +
-			"and a map function to the EdgeRoutes that name them (Owns() only sees Services whose ownerReference " +
-			"points at an EdgeRoute, and the user's Service has none, so it would not do)"
+		return after + ": the Service event woke no EdgeRoute, not even those that name the Service, " +
+			"so their status still describes the world before it (S-ACKED, S-MISSING, Q-FANOUT)"
 	case evidence.RouteCreated, evidence.RouteEdited, evidence.RouteDeleted:
-		return after + ": the controller does not react to EdgeRoute events (For(&netv1.EdgeRoute{}) in " +
-			"SetupWithManager, and no predicate that drops this event?)"
+		return after + ": the EdgeRoute event woke no reconcile"
 	case evidence.Restarted:
-		return after + ": the new process reconciled nothing (did it start its manager?)"
+		return after + ": the new process reconciled nothing"
 	case evidence.ProxyChanged:
-		return after + ": a change at the proxy is not an event; only a retry that is still pending (return the " +
-			"push's error) brings the controller back"
+		return after + ": the proxy's new answer sends the controller no event, and no retry of the refused push was pending"
 	default:
 		return after
 	}
@@ -179,15 +176,14 @@ func didNothing(action evidence.Event, tl evidence.Tally) string {
 		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
 			return ""
 		}
-		return ". Reconcile ran and changed nothing, as if it returned early: the EdgeRoute did not change, " +
-			"the world did. A pass that skips when observedGeneration equals generation misses it; " +
-			"read the Service on every pass"
+		return ". Reconcile ran and changed nothing (no push, no withdraw, no status write), as if it returned early: " +
+			"the EdgeRoute and its generation did not change, its Service did"
 	case evidence.RouteDeleted:
 		if tl.Withdraws > 0 {
 			return ""
 		}
-		return ". Reconcile ran after the deletion and withdrew nothing: with no finalizer, NotFound is all a " +
-			"deletion brings, so withdraw the route there instead of returning early"
+		return ". Reconcile ran after the deletion and withdrew nothing: the proxy still routes to an EdgeRoute " +
+			"that is gone (S-DELETED)"
 	}
 	return ""
 }

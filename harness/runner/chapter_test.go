@@ -255,3 +255,66 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 		t.Errorf("docs/instructors.md answers in another order than the chapter asks:\n  chapter: %v\n  answers: %v", questions, order)
 	}
 }
+
+// TestTheChaptersFoldsRenderOnGitHub keeps every fold of the chapter one
+// that GitHub (and an editor's Markdown preview) renders closed, with its
+// Markdown inside rendered: <details><summary>…</summary> on a line of its
+// own with a blank line after it, </details> on a line of its own with a
+// blank line before it, none nested, none in a code fence, each with
+// something in it. In a plain terminal a fold prints in full; the chapter
+// says so, and tells the reader to skip it until they have answered.
+func TestTheChaptersFoldsRenderOnGitHub(t *testing.T) {
+	st := steps.Default()
+	b, err := os.ReadFile(filepath.Join(root, st.Chapter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if !strings.Contains(strings.Join(strings.Fields(doc), " "), "In a plain terminal they print in full: skip them until you have answered.") {
+		t.Errorf("%s no longer tells a terminal reader that its folds print in full there", st.Chapter)
+	}
+	summaryRE := regexp.MustCompile(`^<details><summary>[^<>]+</summary>$`)
+	lines := strings.Split(doc, "\n")
+	blank := func(i int) bool { return i < 0 || i >= len(lines) || strings.TrimSpace(lines[i]) == "" }
+	fence, open, folds := false, -1, 0
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```"):
+			fence = !fence
+		case fence && strings.Contains(trimmed, "details>"):
+			t.Errorf("%s:%d: a fold inside a code fence", st.Chapter, i+1)
+		case fence:
+		case strings.HasPrefix(trimmed, "<details"):
+			if open >= 0 {
+				t.Errorf("%s:%d: a fold inside the fold of line %d", st.Chapter, i+1, open+1)
+			}
+			if !summaryRE.MatchString(line) {
+				t.Errorf("%s:%d: a fold opens as <details><summary>text</summary> on a line of its own: %q", st.Chapter, i+1, line)
+			}
+			if !blank(i-1) || !blank(i+1) {
+				t.Errorf("%s:%d: a fold needs a blank line before and after its <summary> line, or GitHub shows its Markdown raw", st.Chapter, i+1)
+			}
+			open = i
+		case strings.Contains(trimmed, "details>"):
+			if trimmed != "</details>" || open < 0 {
+				t.Errorf("%s:%d: %q closes no fold (a fold closes with </details> on a line of its own)", st.Chapter, i+1, line)
+				continue
+			}
+			if !blank(i-1) || !blank(i+1) {
+				t.Errorf("%s:%d: </details> needs a blank line before and after it", st.Chapter, i+1)
+			}
+			if i-open < 3 {
+				t.Errorf("%s:%d: an empty fold", st.Chapter, open+1)
+			}
+			open = -1
+			folds++
+		}
+	}
+	if open >= 0 {
+		t.Errorf("%s:%d: a fold never closed", st.Chapter, open+1)
+	}
+	if folds == 0 {
+		t.Errorf("%s has no fold: the chapter's explanations sit in folds", st.Chapter)
+	}
+}

@@ -116,8 +116,8 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	write(sketch)
 	rep, out = run("3-checks", []string{"missing-service", "self-heal"})
 	for _, c := range rep.Checks {
-		if c.ID == "self-heal" && (c.Status != report.Fail || !strings.Contains(strings.Join(c.Causes, "\n"), "Owns() only sees Services")) {
-			t.Errorf("run 3: self-heal is %s with causes %q, want a failure naming Owns()\n%s", c.Status, c.Causes, out)
+		if c.ID == "self-heal" && (c.Status != report.Fail || !strings.Contains(strings.Join(c.Causes, "\n"), "the Service event woke no EdgeRoute")) {
+			t.Errorf("run 3: self-heal is %s with causes %q, want a failure saying the Service event woke no EdgeRoute\n%s", c.Status, c.Causes, out)
 		}
 	}
 

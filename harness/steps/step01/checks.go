@@ -134,7 +134,7 @@ var missingServiceCheck = checks.Check{
 	SeedRef: "Task 2: apply an EdgeRoute pointing at a missing Service",
 	Points:  10,
 	Clauses: []string{ClauseMissing, ClauseObsGen, ClauseSubres, ClauseNoPoll, ClauseRBAC},
-	Hint:    "observe the target Service in Reconcile; report Accepted=False reason ServiceNotFound, keep the route out of the data plane, and return without a requeue",
+	Hint:    "an EdgeRoute whose Service is missing must read Accepted=False/ServiceNotFound, never be Programmed, stay out of the proxy, and cost no reconcile while it waits",
 	LongHint: `Reconcile must look at the world, not only at the EdgeRoute: read the Service named in
 spec.service in the EdgeRoute's namespace. NotFound is an answer, not an error: the route
 is not accepted (Accepted=False, reason ServiceNotFound), it must not be Programmed, and
@@ -203,9 +203,8 @@ func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitin
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
 		"  expected: no reconcile once the route was reported, until an event wakes it (a RequeueAfter of a second or more is tolerated)\n"+
 		"  observed: %s\n"+
-		"  fix:      return ctrl.Result{}, nil while the Service is missing; the Service watch "+
-		"(Watches + a map function to the EdgeRoutes that name it) wakes the route when the Service appears",
-		who, waitingFor, observed)
+		"  clause:   %s (make hint ID=%s)",
+		who, waitingFor, observed, ClauseNoPoll, ClauseNoPoll)
 }
 
 // pollingWords says what noPolling measured: the reconciles of the quiet
@@ -239,7 +238,7 @@ var selfHealCheck = checks.Check{
 	SeedRef: "Acceptance 2: fixing the underlying Service flips status with no change to the CR",
 	Points:  15,
 	Clauses: []string{ClauseAcked, ClauseFanout},
-	Hint:    "a Service's creation must reach the EdgeRoutes that name it: watch Services and map each to those EdgeRoutes (a field index on spec.service); polling is not a watch",
+	Hint:    "creating a Service must flip, within 5 s and with no change to them, every EdgeRoute of its namespace that names it, and no other; waiting must cost nothing",
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
@@ -341,7 +340,7 @@ func fanoutCause(t *checks.T, service string, routes []*checks.Route) {
 		return // nothing reached any (the cause of the wait says so), or all were reached
 	}
 	t.Cause("after %s the controller acted on EdgeRoute %s but never on %s, which name Service %s too: "+
-		"a Service event must reach every EdgeRoute in its namespace that names it (%s): the map function must return all of them, not one",
+		"a Service event must reach every EdgeRoute in its namespace that names it (%s), not one of them",
 		action.Text, strings.Join(reached, ", "), strings.Join(missed, ", "), service, ClauseFanout)
 }
 
@@ -352,8 +351,8 @@ func elsewhere(ctx context.Context, t *checks.T, r *checks.Route, wants ...check
 	t.WaitIdle(ctx)
 	if err := r.HasConditions(ctx, wants...); err != nil {
 		t.Fatalf("a Service of namespace %s changed the status of a route in another namespace that names a Service of the same name:\n%s\n"+
-			"  fix: a route's Service is the one of its own namespace (read it with the EdgeRoute's namespace; map a Service only to the routes of its namespace)",
-			t.Namespace, err)
+			"  expected: a route's Service is the one of its own namespace; a Service of another namespace changes nothing for it (%s)",
+			t.Namespace, err, ClauseFanout)
 	}
 }
 
@@ -363,7 +362,7 @@ var serviceRemovedCheck = checks.Check{
 	SeedRef: "Acceptance 1: status conditions stay accurate",
 	Points:  10,
 	Clauses: []string{ClauseMissing, ClauseFanout},
-	Hint:    "a Service deletion must reach Reconcile (the Service watch), which then withdraws the route and sets Programmed to False too",
+	Hint:    "once its Service is deleted, a route must be withdrawn and read Accepted=False/ServiceNotFound with Programmed not True",
 	LongHint: `Level-triggered means the status is derived from the world on every pass. When the
 Service disappears, the Service watch must trigger a reconcile (if nothing follows the
 deletion, the watch is missing: see self-heal). That pass sets Accepted=False
@@ -428,7 +427,7 @@ information. The push must carry the new port.`,
 		// describing two generations.
 		if half := r.HalfWritten(edited); len(half) > 0 {
 			t.Fatalf("%s: its status was written one condition at a time: readers saw conditions describing two generations at once:\n  - %s\n"+
-				"set every condition first, then write the status once per pass (and only when it changed)", r, strings.Join(half, "\n  - "))
+				"every status a reader sees must describe one generation (%s)", r, strings.Join(half, "\n  - "), ClauseOneWrite)
 		}
 	},
 }
@@ -449,7 +448,7 @@ var pushFailureCheck = checks.Check{
 	SeedRef: "Discussion: report status after the push (xDS ACK/NACK)",
 	Points:  15,
 	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff},
-	Hint:    "set Programmed only from the push's result: False/PushFailed with the error as message, True only after an ACK; return the error to retry with backoff",
+	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason, never True before an ACK, and be retried with backoff until the proxy ACKs",
 	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
 first, then set Programmed from the answer: on a NACK, Programmed=False with reason
 PushFailed and the proxy's reason in the message (Accepted stays True: the route itself
@@ -536,8 +535,8 @@ func retryRate(t *checks.T, r *checks.Route) {
 	if rate > maxRetryRate {
 		t.Cause("the refused push was retried %d times in %s after its first second: a tight loop, not a backoff", len(late), span.Round(10*time.Millisecond))
 		t.Fatalf("%s: a refused push must be retried with backoff.\n  expected: at most %.0f pushes per second once the first second of refusals is over\n"+
-			"  observed: %.1f per second\n  fix:      return the push's error (the queue backs off exponentially), or RequeueAfter of a second or more",
-			r, maxRetryRate, rate)
+			"  observed: %.1f per second (%s)",
+			r, maxRetryRate, rate, ClauseBackoff)
 	}
 }
 
@@ -547,7 +546,7 @@ var quiescentCheck = checks.Check{
 	SeedRef: "Discussion: Reconcile must be idempotent",
 	Points:  10,
 	Clauses: []string{ClauseQuiet, ClauseNoChurn, ClauseNoPoll},
-	Hint:    "write status only when it changed (keep LastTransitionTime unless the status flips) and do not poll with RequeueAfter",
+	Hint:    "once converged, a controller left alone (or poked with a change that matters to no route) must write no status and run no reconcile",
 	LongHint: `Once the world matches the spec, a pass must change nothing: compute the conditions,
 compare with what is stored (equality.Semantic.DeepEqual) and skip the write when they
 are equal. meta.SetStatusCondition keeps LastTransitionTime when the status does not
@@ -566,7 +565,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		after, m1 := snapshot(ctx, t, r)
 		var problems []string
 		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
-			problems = append(problems, fmt.Sprintf("Reconcile ran %s in %s with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): polling with RequeueAfter, or a loop",
+			problems = append(problems, fmt.Sprintf("Reconcile ran %s in %s after the route had converged, with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): a converged controller that keeps reconciling",
 				checks.Times(int(n)), t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
 		}
 		problems = append(problems, rewritten(r, before, after)...)
@@ -598,7 +597,7 @@ var routeDeletedCheck = checks.Check{
 	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
 	Points:  10,
 	Clauses: []string{ClauseDeleted},
-	Hint:    "when the EdgeRoute is NotFound, withdraw its route from the data plane instead of returning early (with a finalizer: withdraw, then remove the finalizer)",
+	Hint:    "once an EdgeRoute is deleted, its route must leave the proxy and the object must be gone",
 	LongHint: `A deleted EdgeRoute reaches Reconcile as a NotFound. Ignoring it leaves its route in the
 proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
 programmed is fine). A finalizer is the other way to do this: then the object stays
@@ -628,7 +627,7 @@ func gone(ctx context.Context, t *checks.T, r *checks.Route) {
 		case err != nil:
 			return err
 		}
-		return fmt.Errorf("%s still exists after its deletion\n  expected: gone\n  observed: deletionTimestamp %v, finalizers %v (remove your finalizer once the route is withdrawn)",
+		return fmt.Errorf("%s still exists after its deletion\n  expected: gone\n  observed: deletionTimestamp %v, finalizers %v",
 			r, obj.GetDeletionTimestamp(), obj.GetFinalizers())
 	})
 }
@@ -639,7 +638,7 @@ var restartReconvergeCheck = checks.Check{
 	SeedRef: "Acceptance 3: controller restart reconverges from scratch (task 3)",
 	Points:  10,
 	Clauses: []string{ClauseRestart, ClauseAcked},
-	Hint:    "derive everything from the world on every pass: push even when the status already says Programmed",
+	Hint:    "a restarted controller must bring every EdgeRoute to what the world says now, whatever its status claims and whatever the proxy forgot",
 	LongHint: `After a restart the controller gets an Added event for every EdgeRoute and must bring
 each to the right state from what it observes now, not from what its status claims. The
 check kills the controller, then changes the world behind its back: a Service appears,
@@ -691,7 +690,7 @@ var deletedWhileDownCheck = checks.Check{
 	SeedRef: "Task 3: delete an EdgeRoute while the controller is stopped",
 	Points:  10,
 	Clauses: []string{ClauseDeleted, ClauseRestart},
-	Hint:    "a deletion made while the controller is stopped sends no event: at start-up, withdraw the proxy's routes whose EdgeRoute is gone (or hold every deletion with a finalizer)",
+	Hint:    "an EdgeRoute deleted while the controller is stopped must have its route withdrawn once the controller is back, and no other route withdrawn",
 	LongHint: `Reconcile hears of a deletion as a NotFound, but only a running controller gets that
 event. An EdgeRoute deleted while the controller is stopped is simply absent from the
 informer's first list when it starts again, so nothing ever reconciles its key and its
@@ -721,9 +720,7 @@ and the other route never withdrawn (a sweep withdraws only what has no EdgeRout
 			if _, held := t.Proxy.Route(deleted.Key()); held {
 				return fmt.Errorf("the proxy still holds %s, whose EdgeRoute was deleted while the controller was stopped\n"+
 					"  expected: withdrawn once the controller is back\n"+
-					"  observed: still routed; a controller that starts gets no event for an object that no longer exists "+
-					"(the informer's first list does not contain it), so a withdraw on NotFound alone never runs for it: "+
-					"sweep the proxy's routes at start-up, or hold the deletion with a finalizer", deleted.Key())
+					"  observed: still routed after the controller started again (%s)", deleted.Key(), ClauseDeleted)
 			}
 			return nil
 		})
@@ -731,9 +728,9 @@ and the other route never withdrawn (a sweep withdraws only what has no EdgeRout
 		kept.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		for _, ev := range t.Proxy.Events(kept.Key()) {
 			if ev.Method == http.MethodDelete && ev.Received.After(stopped) {
-				t.Fatalf("%s was withdrawn at %s although its EdgeRoute exists: a start-up sweep must withdraw only the routes "+
-					"whose EdgeRoute is gone (a withdraw followed by a push is an outage on a real proxy)",
-					kept, ev.Received.Format("15:04:05.000"))
+				t.Fatalf("%s was withdrawn at %s, after the controller started again, although its EdgeRoute exists: "+
+					"a withdraw followed by a push is an outage on a real proxy (%s)",
+					kept, ev.Received.Format("15:04:05.000"), ClauseNoFlap)
 			}
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, kept.Name)

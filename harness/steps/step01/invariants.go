@@ -32,7 +32,7 @@ func invariants() []checks.Invariant {
 		{
 			Clause: ClauseNacked,
 			Rule:   "a refused push leaves the data plane as the proxy left it: no withdraw of a route whose EdgeRoute and Service exist",
-			Fix:    "on a NACK, write Programmed=False/PushFailed and return the error; the proxy keeps serving the last route it ACKed, so never withdraw it",
+			Fix:    "after a NACK the proxy keeps serving the last route it ACKed: the route stays, and only the status says Programmed=False/PushFailed",
 			Eval:   func(h checks.History) []string { nacked, _ := needlessWithdraws(h); return nacked },
 		},
 		{

@@ -269,7 +269,7 @@ func contract(ctx context.Context, t *checks.T, w *world) error {
 			case w.Down && obj.GetDeletionTimestamp() != nil:
 				// A finalizer holds the deletion until the proxy answers the withdraw.
 			default:
-				problems = append(problems, fmt.Sprintf("%s was deleted but still exists (a finalizer never removed?)", r))
+				problems = append(problems, fmt.Sprintf("%s was deleted but still exists (deletionTimestamp %v, finalizers %v)", r, obj.GetDeletionTimestamp(), obj.GetFinalizers()))
 			}
 			if _, held := t.Proxy.Route(r.Key()); held && !w.Down {
 				problems = append(problems, fmt.Sprintf("the proxy still holds %s, which was deleted", name))
