@@ -70,8 +70,10 @@ func gitList(ctx context.Context, dir string, args ...string) ([]string, error) 
 	return names, nil
 }
 
-// resolve returns the commit a ref names in the repository at dir.
-func resolve(ctx context.Context, dir, ref string) (string, error) {
+// Resolve returns the commit a ref names in the repository at dir (a
+// working tree or a bare clone): the one way the harness resolves a ref, with
+// git's environment cleaned (gitEnv) and a ref that looks like an option refused.
+func Resolve(ctx context.Context, dir, ref string) (string, error) {
 	if strings.HasPrefix(ref, "-") {
 		return "", fmt.Errorf("%q is not a ref", ref)
 	}
@@ -86,13 +88,13 @@ func resolve(ctx context.Context, dir, ref string) (string, error) {
 // the clone lacks it (e.g. refs/pull/N/head, or a commit only a branch of
 // the origin's remotes holds).
 func resolveOrFetch(ctx context.Context, repo, ref string) (string, error) {
-	if c, err := resolve(ctx, repo, ref); err == nil {
+	if c, err := Resolve(ctx, repo, ref); err == nil {
 		return c, nil
 	}
 	if _, err := git(ctx, repo, "fetch", "--quiet", "--no-tags", "origin", "--end-of-options", ref); err != nil {
 		return "", err
 	}
-	return resolve(ctx, repo, "FETCH_HEAD")
+	return Resolve(ctx, repo, "FETCH_HEAD")
 }
 
 // clone makes a bare clone of the submission at dst, whatever it is (a path

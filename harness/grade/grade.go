@@ -67,7 +67,7 @@ func Assemble(ctx context.Context, opts Options) (*Tree, error) {
 		return nil, err
 	}
 	upRef := orHEAD(opts.UpstreamRef)
-	upCommit, err := resolve(ctx, root, upRef)
+	upCommit, err := Resolve(ctx, root, upRef)
 	if err != nil {
 		return nil, fmt.Errorf("the upstream %s at %s: %w", root, upRef, err)
 	}
@@ -219,7 +219,7 @@ func (t *Tree) notGradable(reason string) {
 // fromWorkingTree takes the step of Root's own working tree, uncommitted
 // changes included: a learner's feedback run.
 func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
-	head, err := resolve(ctx, root, "HEAD")
+	head, err := Resolve(ctx, root, "HEAD")
 	if err != nil {
 		return fmt.Errorf("the checkout %s: %w", root, err)
 	}

@@ -262,6 +262,30 @@ func TestBadRefsAreErrors(t *testing.T) {
 	}
 }
 
+// TestResolveIsTheOneWayToAResolvedRef: Resolve names the commit of a ref
+// in the repository it is given — not in one a GIT_DIR of the caller's
+// environment points at (git sets it for hooks) — and refuses a ref that
+// git would read as an option, a ref that does not exist and a non-commit.
+func TestResolveIsTheOneWayToAResolvedRef(t *testing.T) {
+	ctx := context.Background()
+	repo, other := newUpstream(t), newRepo(t, "other")
+	head := strings.TrimSpace(run(t, repo, "git", "rev-parse", "HEAD"))
+	if head == strings.TrimSpace(run(t, other, "git", "rev-parse", "HEAD")) {
+		t.Fatal("the two repositories share a commit; the test proves nothing")
+	}
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	got, err := Resolve(ctx, repo, "HEAD")
+	if err != nil || got != head {
+		t.Fatalf("Resolve(HEAD) = %q, %v; want %s (the repository's own, not GIT_DIR's)", got, err, head)
+	}
+	tree := strings.TrimSpace(run(t, repo, "git", "--git-dir="+filepath.Join(repo, ".git"), "rev-parse", "HEAD^{tree}"))
+	for _, ref := range []string{"--upload-pack=touch", "-h", "no-such-branch", tree} {
+		if c, err := Resolve(ctx, repo, ref); err == nil {
+			t.Errorf("Resolve(%q) = %s, want an error", ref, c)
+		}
+	}
+}
+
 // TestTheLocalCheckoutIsFeedback: without --submission, the working tree's
 // step is graded, uncommitted changes included, in its own HEAD; changes
 // elsewhere are listed, not used.

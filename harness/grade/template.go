@@ -62,7 +62,7 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 	if err != nil {
 		return "", "", err
 	}
-	upstream, err = resolve(ctx, root, orHEAD(opts.Ref))
+	upstream, err = Resolve(ctx, root, orHEAD(opts.Ref))
 	if err != nil {
 		return "", "", fmt.Errorf("the workbook %s at %s: %w", root, orHEAD(opts.Ref), err)
 	}
@@ -118,7 +118,7 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 			return "", "", fmt.Errorf("making %s a git repository: %w", out, err)
 		}
 	}
-	commit, err = resolve(ctx, out, "HEAD")
+	commit, err = Resolve(ctx, out, "HEAD")
 	return commit, upstream, err
 }
 

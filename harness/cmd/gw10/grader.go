@@ -32,7 +32,7 @@ func gradeCommand(ctx context.Context, args []string) error {
 	if submission == "" || os.Getenv(graderReexecEnv) != "" {
 		return runGradeAs(ctx, args, sourceCommit)
 	}
-	commit, err := revParse(ctx, root, upstreamRef)
+	commit, err := grade.Resolve(ctx, root, upstreamRef)
 	if err != nil {
 		return fmt.Errorf("the upstream's commit to grade in: %w", err)
 	}
@@ -75,14 +75,6 @@ func gradeTargets(args []string) (submission, root, upstreamRef string) {
 		}
 	}
 	return submission, root, upstreamRef
-}
-
-func revParse(ctx context.Context, root, ref string) (string, error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--verify", "--end-of-options", ref+"^{commit}").Output()
-	if err != nil {
-		return "", fmt.Errorf("git rev-parse %s in %s: %w", ref, root, err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // cleanGrader is the grader built from commit's harness/, exported with

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/10xdev/gw10/harness/grade"
 	"github.com/10xdev/gw10/harness/report"
 )
 
@@ -26,7 +27,7 @@ func TestTheGraderIsBuiltFromTheCommitItNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, graders := context.Background(), t.TempDir()
-	head, err := revParse(ctx, up, "HEAD")
+	head, err := grade.Resolve(ctx, up, "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
