@@ -1,9 +1,11 @@
 package grade
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,8 +29,7 @@ func makeWithStandInEnv(t *testing.T, marker, target string, env []string, vars 
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make not installed")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := filepath.Dir(workbookMakefile())
 	dir := t.TempDir()
 	args := filepath.Join(dir, "args")
 	fake := filepath.Join(dir, "gw10")
@@ -43,7 +44,7 @@ func makeWithStandInEnv(t *testing.T, marker, target string, env []string, vars 
 	}
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-f", "Makefile", "-f", extra, target, "GW10=" + fake}, vars...)...)
 	cmd.Dir = root
-	cmd.Env = append(cleanMakeEnv(os.Environ()), env...)
+	cmd.Env = append(cleanMakeEnv(t, os.Environ()), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("make %s: %v\n%s", target, err, out)
@@ -136,19 +137,160 @@ func TestMakeBenchHonoursAStepOnTheCommandLine(t *testing.T) {
 	}
 }
 
+// makeState is what make itself exports to the commands it runs: an
+// enclosing make's flags and depth.
+var makeState = []string{"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}
+
 // cleanMakeEnv drops what an enclosing make (make test runs these tests)
-// exports — its own state and the Makefile's inputs, BENCH_STEP among them —
-// so each case sees only the inputs it gives.
-func cleanMakeEnv(env []string) []string {
-	inputs := map[string]bool{"MAKEFLAGS": true, "MFLAGS": true, "MAKELEVEL": true, "MAKEOVERRIDES": true,
-		"STEP": true, "CLUSTER": true, "CHECK_FLAGS": true, "SUBMISSION": true, "SUBMISSION_REF": true,
-		"UPSTREAM_REF": true, "GRADE_OUT": true, "VIEW": true, "REF": true, "ID": true, "FORCE": true,
-		"TEMPLATE_OUT": true, "SAMPLE": true, "SEED": true, "ROUTES": true, "REPEAT": true, "CHECK_REPORT": true, "BENCH_STEP": true}
+// exports — its own state and the Makefile's inputs, read from its export
+// lines (BENCH_STEP among them) — so each case sees only the inputs it gives.
+func cleanMakeEnv(t *testing.T, env []string) []string {
+	t.Helper()
+	exported, err := makefileExports(readMakefile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := map[string]bool{}
+	for _, k := range append(exported, makeState...) {
+		drop[k] = true
+	}
 	var out []string
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !inputs[k] {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
 			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// workbookMakefile is the path of the repository's Makefile.
+func workbookMakefile() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "Makefile")
+}
+
+func readMakefile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(workbookMakefile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// makefileLines are a makefile's logical lines: backslash-newline joins a
+// line to the next (GNU make turns it into one space), and a recipe line
+// (one that starts with a tab) is left out — an `export` there is the
+// shell's, not make's.
+func makefileLines(text string) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, l := range strings.Split(text, "\n") {
+		cont := strings.HasSuffix(l, "\\")
+		cur.WriteString(strings.TrimSuffix(l, "\\"))
+		if cont {
+			cur.WriteByte(' ')
+			continue
+		}
+		lines = append(lines, cur.String())
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	var directives []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "\t") {
+			directives = append(directives, l)
+		}
+	}
+	return directives
+}
+
+// makefileExports is every variable a makefile's `export` directives name:
+// `export A B C`, or `export A := value` (and =, ?=, +=, ::=), which exports
+// the one variable it sets. A bare `export` (everything) is refused: the
+// inputs could not be listed then.
+func makefileExports(text string) ([]string, error) {
+	var names []string
+	for _, l := range makefileLines(text) {
+		if i := strings.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "export" {
+			continue
+		}
+		rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "export"))
+		if rest == "" {
+			return nil, fmt.Errorf("a bare `export` exports every variable: list them")
+		}
+		if i := strings.IndexAny(rest, ":?+="); i >= 0 {
+			rest = rest[:i]
+		}
+		for _, n := range strings.Fields(rest) {
+			if strings.ContainsAny(n, "$()") {
+				return nil, fmt.Errorf("`%s`: an export of a computed name cannot be read", strings.TrimSpace(l))
+			}
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// TestMakefileExportsAreParsed: the parser that feeds cleanMakeEnv reads
+// every form of the directive and nothing else.
+func TestMakefileExportsAreParsed(t *testing.T) {
+	mk := "A ?= 1\n" +
+		"export A B\n" +
+		"export C := $(value C) # a comment\n" +
+		"export D ?= x\n" +
+		"export E \\\n  F\n" +
+		"# export COMMENTED\n" +
+		"target:\n\texport SHELLVAR=1; echo\n" +
+		"unexport G\n" +
+		"exported := no\n"
+	got, err := makefileExports(mk)
+	want := []string{"A", "B", "C", "D", "E", "F"}
+	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("makefileExports = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{"export\n", "export $(INPUTS)\n"} {
+		if got, err := makefileExports(bad); err == nil {
+			t.Errorf("makefileExports(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// TestEveryMakefileInputIsExported: each input the Makefile turns into data
+// (`override X := $(value X)`) reaches its recipes only through the
+// environment ("$$X"), so it must be exported — and, being exported, it is
+// one cleanMakeEnv drops: a new input cannot be missed by either.
+func TestEveryMakefileInputIsExported(t *testing.T) {
+	mk := readMakefile(t)
+	exported, err := makefileExports(mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isExported := map[string]bool{}
+	for _, n := range exported {
+		isExported[n] = true
+	}
+	input := regexp.MustCompile(`^override\s+([A-Za-z_][A-Za-z0-9_]*)\s*:=\s*\$\(value\s+([A-Za-z_][A-Za-z0-9_]*)\)`)
+	var inputs []string
+	for _, l := range makefileLines(mk) {
+		if m := input.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			inputs = append(inputs, m[1])
+			if !isExported[m[1]] {
+				t.Errorf("the Makefile makes %s data but does not export it: its recipes would see it empty, and cleanMakeEnv would not drop it", m[1])
+			}
+		}
+	}
+	if len(inputs) < 10 || !isExported["BENCH_STEP"] {
+		t.Errorf("read %d inputs %q and exports %q from %s: the parse missed the Makefile's lines", len(inputs), inputs, exported, workbookMakefile())
+	}
+	env := cleanMakeEnv(t, []string{"STEP=x", "BENCH_STEP=y", "MAKEFLAGS=-k", "HOME=/h"})
+	if strings.Join(env, " ") != "HOME=/h" {
+		t.Errorf("cleanMakeEnv kept %q, want only HOME", env)
+	}
 }
