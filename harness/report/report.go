@@ -56,6 +56,11 @@ type Stage struct {
 	// Notes are what the stage noted whatever its status: a grant the
 	// role's markers asked for and the step never gives, say.
 	Notes []string `json:"notes,omitempty"`
+	// Harness says the stage is the harness's own (the control plane, the
+	// controller's identity, the proxy stand-in): its failure says nothing
+	// of the submission, so an official grade gives none. The runner sets
+	// it where it defines the stage.
+	Harness bool `json:"harness,omitempty"`
 }
 
 // CheckResult is the outcome of one check.

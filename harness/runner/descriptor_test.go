@@ -53,13 +53,23 @@ func TestThePipelineRunsAStepThatIsNotACourseStep(t *testing.T) {
 	if c.ID != "tiny-programmed" || c.Doc != "harness/testdata/tiny/chapter.md#check-tiny-programmed" || rep.Step != "tiny" {
 		t.Errorf("the report does not follow the descriptor: step %q, check %q, doc %q", rep.Step, c.ID, c.Doc)
 	}
+	// The harness's own stages say so (a grade gives no grade when one
+	// fails); the submission's do not.
+	own := map[string]bool{"cluster": true, "controller identity": true, "proxy stand-in": true}
 	for _, stage := range rep.Stages {
+		if stage.Harness != own[stage.Name] {
+			t.Errorf("stage %s: marked the harness's own %v, want %v", stage.Name, stage.Harness, own[stage.Name])
+		}
+		delete(own, stage.Name)
 		if stage.Name == "unit tests" {
 			t.Errorf("a step without unit tests ran a unit stage")
 		}
 		if stage.Status != report.Pass {
 			t.Errorf("stage %s: %s", stage.Name, stage.Detail)
 		}
+	}
+	if len(own) > 0 {
+		t.Errorf("the run had no stage %v", own)
 	}
 	if !strings.Contains(out, "gw10: checking tiny") {
 		t.Errorf("the output does not name the step:\n%s", out)

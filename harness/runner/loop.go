@@ -118,7 +118,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	var clusterErr error
 	if ok {
 		if !l.clusterUp { // the first run waits for the start it overlapped with
-			ok = r.stage(ctx, "cluster", func() error { clusterErr = l.waitCluster(); return clusterErr })
+			ok = r.harnessStage(ctx, "cluster", func() error { clusterErr = l.waitCluster(); return clusterErr })
 			l.clusterUp = clusterErr == nil && ok
 		}
 		r.backend = l.base.backend

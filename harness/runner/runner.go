@@ -251,7 +251,7 @@ func (r *run) setup(ctx context.Context) (bool, error) {
 	var binary string
 	ok := r.compile(ctx, &binary) &&
 		r.unitStage(ctx, binary) &&
-		r.stage(ctx, "cluster", waitCluster) &&
+		r.harnessStage(ctx, "cluster", waitCluster) &&
 		r.deploy(ctx, binary)
 	if !ok {
 		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
@@ -284,8 +284,8 @@ func (r *run) compile(ctx context.Context, binary *string) bool {
 // and starts the controller.
 func (r *run) deploy(ctx context.Context, binary string) bool {
 	return r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
-		r.stage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
-		(r.proxy != nil || r.stage(ctx, "proxy stand-in", func() error { return r.startProxy() })) &&
+		r.harnessStage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
+		(r.proxy != nil || r.harnessStage(ctx, "proxy stand-in", func() error { return r.startProxy() })) &&
 		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
 }
 
@@ -304,8 +304,20 @@ func (r *run) makeDir() error {
 	return nil
 }
 
-// stage runs one pipeline stage, reports it, and says whether to go on.
+// stage runs one pipeline stage of the submission's (its code, markers or
+// CRD can fail it), reports it, and says whether to go on.
 func (r *run) stage(ctx context.Context, name string, f func() error) bool {
+	return r.runStage(ctx, name, false, f)
+}
+
+// harnessStage runs one of the harness's own stages: nothing a submission
+// holds can fail it (a control plane that does not start on a busy
+// machine), and its report says so (report.Stage.Harness).
+func (r *run) harnessStage(ctx context.Context, name string, f func() error) bool {
+	return r.runStage(ctx, name, true, f)
+}
+
+func (r *run) runStage(ctx context.Context, name string, harness bool, f func() error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -315,7 +327,7 @@ func (r *run) stage(ctx context.Context, name string, f func() error) bool {
 	stopTicking := r.tick(out, start)
 	err := f()
 	stopTicking()
-	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start)}
+	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start), Harness: harness}
 	if err != nil {
 		st.Status, st.Detail = report.Fail, err.Error()
 		if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -138,6 +139,33 @@ func TestAUnitStageThatRanNoTestSaysSo(t *testing.T) {
 	} {
 		if got := ranNoTest(out); got != want {
 			t.Errorf("ranNoTest(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
+
+// TestTheHarnessMarksItsOwnStages: a stage the harness defines as its own
+// reports Harness, pass or fail; a stage of the submission's never does.
+func TestTheHarnessMarksItsOwnStages(t *testing.T) {
+	r := &run{opts: Options{StageTick: time.Hour}.withDefaults(), rep: &report.Report{}}
+	ctx := context.Background()
+	failed := fmt.Errorf("the control plane did not start")
+	r.stage(ctx, "build", func() error { return nil })
+	r.harnessStage(ctx, "proxy stand-in", func() error { return nil })
+	r.stage(ctx, "install CRD", func() error { return failed })
+	r.harnessStage(ctx, "cluster", func() error { return failed })
+	want := []report.Stage{
+		{Name: "build", Status: report.Pass},
+		{Name: "proxy stand-in", Status: report.Pass, Harness: true},
+		{Name: "install CRD", Status: report.Fail, Detail: failed.Error()},
+		{Name: "cluster", Status: report.Fail, Detail: failed.Error(), Harness: true},
+	}
+	if len(r.rep.Stages) != len(want) {
+		t.Fatalf("stages %+v, want %+v", r.rep.Stages, want)
+	}
+	for i, st := range r.rep.Stages {
+		st.Duration = 0
+		if !reflect.DeepEqual(st, want[i]) {
+			t.Errorf("stage %d: %+v, want %+v", i, st, want[i])
 		}
 	}
 }

@@ -87,12 +87,18 @@ func TestGradeTargetsReadTheFlagsTheFlagSetReads(t *testing.T) {
 // start (a busy machine) is not a zero for the submission; a failed build is.
 func TestAGradeTheHarnessCouldNotRunIsNoGrade(t *testing.T) {
 	for _, c := range []struct {
-		stage string
+		stage report.Stage
 		want  string
-	}{{"cluster", "cluster"}, {"proxy stand-in", "proxy stand-in"}, {"build", ""}, {"unit tests", ""}, {"start controller", ""}} {
-		rep := &report.Report{Stages: []report.Stage{{Name: "build", Status: report.Pass}, {Name: c.stage, Status: report.Fail}}}
+	}{
+		{report.Stage{Name: "cluster", Status: report.Fail, Harness: true}, "cluster"},
+		{report.Stage{Name: "proxy stand-in", Status: report.Fail, Harness: true}, "proxy stand-in"},
+		{report.Stage{Name: "cluster", Status: report.Pass, Harness: true}, ""},
+		{report.Stage{Name: "build", Status: report.Fail}, ""},
+		{report.Stage{Name: "start controller", Status: report.Fail}, ""},
+	} {
+		rep := &report.Report{Stages: []report.Stage{{Name: "build", Status: report.Pass}, c.stage}}
 		if got := harnessFailure(rep); got != c.want {
-			t.Errorf("stage %s failed: %q, want %q", c.stage, got, c.want)
+			t.Errorf("stage %+v: %q, want %q", c.stage, got, c.want)
 		}
 	}
 }
