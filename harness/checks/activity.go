@@ -29,7 +29,7 @@ type activity struct {
 	changed time.Time
 	// newest is the last scrape's finished reconciles by result: whether a
 	// retry may wait in the queue (delayed items are not in workqueue_depth)
-	// is read from it, by pendingTimer and pendingRetry.
+	// is read from it, by pendingTimer.
 	newest map[string]int
 	// known: the last scrape succeeded; scraped is when it was read.
 	known   bool
@@ -96,17 +96,6 @@ func (a *activity) scrape(ctx context.Context) {
 	if !m.Idle() {
 		a.changed = now
 	}
-}
-
-// retryPending reads one scrape's finished reconciles: a retry (error,
-// Requeue, RequeueAfter) still waits in the queue unless a plain success
-// finished in the same interval. A conflict retried after 5 ms and then
-// successful shows as both in one scrape: that retry already ran. A
-// controller that polls a route shows retries alone, scrape after scrape.
-// (With several routes another route's success can hide a pending retry:
-// waits do not use this, only the polling detector of a lone route.)
-func retryPending(delta map[string]int) bool {
-	return retries(delta) > 0 && delta["success"] == 0
 }
 
 // resultDelta is the reconciles finished between two scrapes, by result. A
@@ -177,14 +166,6 @@ func (a *activity) pendingTimer() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return retries(a.newest) > 0
-}
-
-// pendingRetry: the newest reconciles asked for a retry that has not run.
-// The polling detector reads it, and errs on not accusing.
-func (a *activity) pendingRetry() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return retryPending(a.newest)
 }
 
 func retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }

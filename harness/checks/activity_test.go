@@ -2,52 +2,33 @@ package checks
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
 )
 
-func TestRetryPendingReadsOneScrape(t *testing.T) {
+// resultDelta reads the reconciles finished between two scrapes: the first
+// scrape is the baseline (no activity), a counter that went down is a new
+// process whose counts are all new.
+func TestResultDeltaCountsWhatFinishedBetweenScrapes(t *testing.T) {
+	m := func(counts map[string]float64) *ctrlproc.Metrics { return &ctrlproc.Metrics{ByResult: counts} }
 	cases := []struct {
-		name  string
-		delta map[string]int
-		want  bool
+		name      string
+		prev, cur *ctrlproc.Metrics
+		want      map[string]int
 	}{
-		{"a plain success", map[string]int{"success": 2}, false},
-		{"polling with RequeueAfter", map[string]int{"requeue_after": 1}, true},
-		{"polling with Requeue", map[string]int{"requeue": 3}, true},
-		{"an error waiting for its backoff", map[string]int{"error": 1}, true},
-		{"a conflict retried and then successful", map[string]int{"error": 1, "success": 1}, false},
-		{"nothing finished", map[string]int{}, false},
+		{"the baseline", nil, m(map[string]float64{"success": 4}), map[string]int{}},
+		{"nothing finished", m(map[string]float64{"success": 4}), m(map[string]float64{"success": 4}), map[string]int{}},
+		{"a conflict retried, then a success", m(map[string]float64{"success": 4}), m(map[string]float64{"success": 5, "error": 1}),
+			map[string]int{"success": 1, "error": 1}},
+		{"a restarted controller", m(map[string]float64{"success": 4, "requeue_after": 2}), m(map[string]float64{"success": 1}),
+			map[string]int{"success": 1}},
 	}
 	for _, c := range cases {
-		if got := retryPending(c.delta); got != c.want {
-			t.Errorf("%s: retryPending(%v) = %v, want %v", c.name, c.delta, got, c.want)
-		}
-	}
-}
-
-// The finalizer variant's first pass: a conflict, its retry 5 ms later and
-// the echo of the status write may fall into one scrape or into several; a
-// retry that was followed by a success is over either way.
-func TestAPastRetryIsNotPendingAcrossScrapes(t *testing.T) {
-	scrapes := [][]map[string]float64{
-		{{"error": 1, "success": 2}},
-		{{"error": 1}, {"error": 1, "success": 1}, {"error": 1, "success": 2}},
-	}
-	for i, seq := range scrapes {
-		var prev *ctrlproc.Metrics
-		pending := false
-		for _, counts := range append([]map[string]float64{{}}, seq...) {
-			cur := &ctrlproc.Metrics{ByResult: counts}
-			if d := resultDelta(prev, cur); len(d) > 0 {
-				pending = retryPending(d)
-			}
-			prev = cur
-		}
-		if pending {
-			t.Errorf("sequence %d: a retry followed by a success still reads as pending", i)
+		if got := resultDelta(c.prev, c.cur); !maps.Equal(got, c.want) {
+			t.Errorf("%s: resultDelta = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -21,16 +21,14 @@ type Metrics struct {
 	ReconcileTotal float64 // controller_runtime_reconcile_total
 	// ByResult splits ReconcileTotal by its result label: success, error,
 	// requeue, requeue_after.
-	ByResult        map[string]float64
-	ReconcileErrors float64 // controller_runtime_reconcile_errors_total
-	Panics          float64 // controller_runtime_reconcile_panics_total
-	ActiveWorkers   float64 // controller_runtime_active_workers
-	MaxWorkers      float64 // controller_runtime_max_concurrent_reconciles
-	QueueDepth      float64 // workqueue_depth
+	ByResult      map[string]float64
+	Panics        float64 // controller_runtime_reconcile_panics_total
+	ActiveWorkers float64 // controller_runtime_active_workers
+	MaxWorkers    float64 // controller_runtime_max_concurrent_reconciles
+	QueueDepth    float64 // workqueue_depth
 	// RESTRequests are the API requests the process made
-	// (rest_client_requests_total), RESTByMethod split by HTTP method.
+	// (rest_client_requests_total).
 	RESTRequests float64
-	RESTByMethod map[string]float64
 }
 
 // Idle reports that nothing is queued or being reconciled.
@@ -56,15 +54,13 @@ func (p *Process) Scrape(ctx context.Context) (Metrics, error) {
 		return Metrics{}, fmt.Errorf("parsing controller metrics: %w", err)
 	}
 	return Metrics{
-		ReconcileTotal:  sum(families["controller_runtime_reconcile_total"]),
-		ByResult:        byLabel(families["controller_runtime_reconcile_total"], "result"),
-		ReconcileErrors: sum(families["controller_runtime_reconcile_errors_total"]),
-		Panics:          sum(families["controller_runtime_reconcile_panics_total"]),
-		ActiveWorkers:   sum(families["controller_runtime_active_workers"]),
-		MaxWorkers:      sum(families["controller_runtime_max_concurrent_reconciles"]),
-		QueueDepth:      sum(families["workqueue_depth"]),
-		RESTRequests:    sum(families["rest_client_requests_total"]),
-		RESTByMethod:    byLabel(families["rest_client_requests_total"], "method"),
+		ReconcileTotal: sum(families["controller_runtime_reconcile_total"]),
+		ByResult:       byLabel(families["controller_runtime_reconcile_total"], "result"),
+		Panics:         sum(families["controller_runtime_reconcile_panics_total"]),
+		ActiveWorkers:  sum(families["controller_runtime_active_workers"]),
+		MaxWorkers:     sum(families["controller_runtime_max_concurrent_reconciles"]),
+		QueueDepth:     sum(families["workqueue_depth"]),
+		RESTRequests:   sum(families["rest_client_requests_total"]),
 	}, nil
 }
 

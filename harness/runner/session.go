@@ -101,9 +101,6 @@ func (s *Session) Usage() (ctrlproc.Usage, error) {
 	return p.Usage()
 }
 
-// ControllerLog is the controller's last n log lines, across restarts.
-func (s *Session) ControllerLog(n int) []string { return s.r.ctrl.log.Last(n) }
-
 // ControllerHasFlag reports whether the controller's binary defines the flag
 // name (without dashes), from its -h output.
 func (s *Session) ControllerHasFlag(ctx context.Context, name string) bool {

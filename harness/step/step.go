@@ -73,15 +73,6 @@ func (s Step) Clause(id string) (Clause, bool) {
 // DocAnchor is where the chapter explains a check.
 func (s Step) DocAnchor(id string) string { return s.Chapter + "#check-" + id }
 
-// Points is the most a step's checks can give.
-func (s Step) Points() int {
-	n := 0
-	for _, c := range s.Checks {
-		n += c.Points
-	}
-	return n
-}
-
 // Is reports whether dir (relative to the root, or absolute under root) is
 // the step's learner module or its solution.
 func (s Step) Is(root, dir string) bool {

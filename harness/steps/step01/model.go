@@ -170,9 +170,9 @@ func (w *world) pushOutcome(route string) outcome {
 	return acked
 }
 
-// apply changes the world as op does and returns the routes it triggers:
-// those a correct controller reconciles because of it.
-func (w *world) apply(o op) []string {
+// apply changes the world as op does; the routes it triggers (those a
+// correct controller reconciles because of it) are pushed or withdrawn now.
+func (w *world) apply(o op) {
 	var triggered []string
 	switch o.Kind {
 	case opCreateService, opDeleteService:
@@ -222,7 +222,6 @@ func (w *world) apply(o op) []string {
 			r.Outcome = w.pushOutcome(name)
 		}
 	}
-	return triggered
 }
 
 // tick counts a step for the outages that last.
@@ -276,7 +275,7 @@ func (w *world) segment(seed int64, n int) []op {
 	// A planned kind that is not possible yet stays planned: pick makes
 	// what it needs first, and a forced end of an outage comes in between.
 	for steps := 0; len(kinds) > 0 && steps < 3*n+len(allOps); steps++ {
-		o := w.forced(rng)
+		o := w.forced()
 		if o == nil {
 			o = w.pick(rng, kinds[0])
 			if o.Kind == kinds[0] {
@@ -287,7 +286,7 @@ func (w *world) segment(seed int64, n int) []op {
 		w.tick()
 		seq = append(seq, *o)
 	}
-	for o := w.forced(rng); w.Down || len(w.NACK) > 0; o = w.forced(rng) {
+	for o := w.forced(); w.Down || len(w.NACK) > 0; o = w.forced() {
 		if o == nil {
 			o = w.endOutages()
 		}
@@ -399,7 +398,7 @@ func coverage(seq []op) (covered, missed []string) {
 }
 
 // forced is the change an outage that has lasted long enough demands.
-func (w *world) forced(*rand.Rand) *op {
+func (w *world) forced() *op {
 	if w.Down && w.downFor >= maxOutage {
 		return &op{Kind: opProxyUp}
 	}

@@ -230,7 +230,7 @@ func TestTheLearnersPlannedSequenceReachesEverySituation(t *testing.T) {
 			if err := possible(w, o); err != "" {
 				rt.Fatalf("step %d (%s): %s", i+1, o, err)
 			}
-			if f := w.forced(nil); f != nil && f.Kind != o.Kind {
+			if f := w.forced(); f != nil && f.Kind != o.Kind {
 				rt.Fatalf("step %d (%s): the outage had to end first (%s)", i+1, o, f)
 			}
 			seen[o.Kind] = true
