@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/user"
@@ -249,10 +250,44 @@ func helperRun(args []string) error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("pdeathsig: %w", err)
 	}
+	if err := freshKeyrings(); err != nil {
+		return err
+	}
 	if err := os.Chdir(*cwd); err != nil {
 		return fmt.Errorf("chdir %s: %w", *cwd, err)
 	}
+	// Nothing but stdin, stdout and stderr reaches the program: a descriptor
+	// the grader inherited from whatever ran it (a shell's 7</work/main, a
+	// CI runner's pipe) would be a door out of every namespace.
+	// Marked close-on-exec, not closed: the helper's own runtime still
+	// uses some until the exec.
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("closing inherited descriptors: %w", err)
+	}
 	return fmt.Errorf("exec %s: %w", prog, syscall.Exec(prog, fs.Args(), env))
+}
+
+// freshKeyrings empties the kernel keyrings the user keeps across its
+// processes (the user, user-session and persistent keyrings outlive a
+// program, and the next grade runs as the same pool user) and gives the
+// program a session keyring of its own: nothing one grade leaves there
+// reaches the next. It runs as the user, after become.
+func freshKeyrings() error {
+	// A NULL name: a new anonymous keyring (a named one could be an
+	// earlier grade's).
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 && errno != unix.ENOSYS {
+		return fmt.Errorf("a session keyring of its own: %w", errno)
+	}
+	rings := []int{unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_USER_SESSION_KEYRING}
+	if id, err := unix.KeyctlInt(unix.KEYCTL_GET_PERSISTENT, -1, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err == nil {
+		rings = append(rings, id)
+	}
+	for _, r := range rings {
+		if _, err := unix.KeyctlInt(unix.KEYCTL_CLEAR, r, 0, 0, 0); err != nil && !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("emptying keyring %d: %w", r, err)
+		}
+	}
+	return nil
 }
 
 // systemDirs are the top-level directories a program sees as they are:

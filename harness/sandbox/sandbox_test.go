@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMain makes this test binary the sandbox's helper too, and a program
@@ -37,6 +39,32 @@ func testProg(prog string) int {
 		}
 	case "net":
 		return netProg()
+	case "fds": // the descriptors it was given (the listing's own excepted)
+		d, err := os.Open("/proc/self/fd")
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		names, _ := d.Readdirnames(-1)
+		for _, n := range names {
+			if n != strconv.Itoa(int(d.Fd())) {
+				target, _ := os.Readlink("/proc/self/fd/" + n)
+				fmt.Printf("fd %s -> %s\n", n, target)
+			}
+		}
+		return 0
+	case "keyadd":
+		if _, err := unix.AddKey("user", "gw10-test", []byte("left by an earlier grade"), unix.KEY_SPEC_USER_KEYRING); err != nil {
+			fmt.Println("add_key:", err)
+			return 1
+		}
+		return 0
+	case "keyfind":
+		if _, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", "gw10-test", 0); err == nil {
+			fmt.Println("FOUND a key left by an earlier program")
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintln(os.Stderr, "no such program", prog)
 	return 2
@@ -368,5 +396,34 @@ ipcs -m 2>/dev/null | awk 'NR>3 && $3=="%[2]s"' | sed 's/^/shm: /'
 echo done`, name, s.User())), 30*time.Second)
 	if out := string(next.Output); strings.Contains(out, "leftover") || strings.Contains(out, "shm: ") || !strings.Contains(out, "done") {
 		t.Errorf("the next program finds what the first left:\n%s", out)
+	}
+}
+
+// TestNothingButStdioAndNoKeyReachTheProgram: a descriptor the grader
+// inherited (a shell's 7</work/main) is closed before the program runs,
+// and a key one program leaves in the user's keyrings is gone for the next.
+func TestNothingButStdioAndNoKeyReachTheProgram(t *testing.T) {
+	s := open(t)
+	prog := installSelf(t, s)
+	// An inherited descriptor: not close-on-exec, as a shell's would be.
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	res := run(t, s, Spec{Path: prog, Env: []string{"SANDBOX_TEST_PROG=fds"}}, time.Minute)
+	if !strings.Contains(string(res.Output), "fd 0 -> ") {
+		t.Fatalf("the program listed no descriptors: %s", res.Output)
+	}
+	for _, l := range strings.Split(string(res.Output), "\n") {
+		if strings.HasSuffix(l, " -> /") {
+			t.Errorf("the program holds the grader's descriptor %d (open on /): %s\n%s", fd, l, res.Output)
+		}
+	}
+	if res := run(t, s, Spec{Path: prog, Env: []string{"SANDBOX_TEST_PROG=keyadd"}}, time.Minute); res.ExitCode != 0 {
+		t.Fatalf("adding a key: %s", res.Output)
+	}
+	if res := run(t, s, Spec{Path: prog, Env: []string{"SANDBOX_TEST_PROG=keyfind"}}, time.Minute); res.ExitCode != 0 {
+		t.Errorf("the next program: %s", res.Output)
 	}
 }
