@@ -58,6 +58,9 @@ type Env struct {
 	// Execute evaluates them over the whole history once the check has
 	// run, and a check may evaluate them sooner (T.Violations).
 	Invariants []Invariant
+	// Probe compiles and runs a grader-owned test beside the step's code
+	// (see Probe); nil where the runner gives none.
+	Probe ProbeFunc
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the

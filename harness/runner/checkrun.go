@@ -119,6 +119,7 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		Budget:       r.opts.budget(),
 		Prior:        r.priorProof(),
 		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants,
+		Probe: r.probe,
 	})
 	out := checks.Execute(checkCtx, chk, t)
 	if !out.Failed && checkCtx.Err() == nil {

@@ -56,6 +56,7 @@ func Checks() []checks.Check {
 		missingServiceCheck,
 		selfHealCheck,
 		serviceRemovedCheck,
+		readErrorCheck,
 		specUpdateCheck,
 		pushFailureCheck,
 		quiescentCheck,

@@ -42,7 +42,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	// TODO(step01): 2. Observe ACTUAL state: does the target Service exist? A read error
 	//    other than NotFound is transient: return it and change nothing
-	//    (checks: missing-service, self-heal).
+	//    (checks: missing-service, self-heal, read-error).
 	var obs observation
 
 	// TODO(step01): 3. Converge the data plane: program the route when its Service exists,

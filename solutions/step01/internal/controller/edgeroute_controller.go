@@ -65,7 +65,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:begin observe
 	//gw10:todo 2. Observe ACTUAL state: does the target Service exist? A read error
 	//gw10:todo    other than NotFound is transient: return it and change nothing
-	//gw10:todo    (checks: missing-service, self-heal).
+	//gw10:todo    (checks: missing-service, self-heal, read-error).
 	//gw10:stub var obs observation
 	// 2. Observe ACTUAL state: does the target Service exist?
 	var obs observation
