@@ -116,6 +116,12 @@ func (r *run) installCRD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, crd := range crds {
+		if where := stripStatusDefaults(crd); len(where) > 0 {
+			r.note(fmt.Sprintf("the CRD %s sets defaults under its status (%s); installed without them: a status is the controller's to write, never the API server's",
+				crd.Name, strings.Join(where, ", ")))
+		}
+	}
 	c, err := r.adminClient()
 	if err != nil {
 		return err
