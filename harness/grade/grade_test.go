@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -425,5 +426,24 @@ func TestForeignImportsNamesAnotherModuleOfTheWorkspace(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Errorf("with the other module allowed, foreign imports %q", got)
+	}
+}
+
+// TestASubmissionsBinIsNotTaken: files committed under the step's bin/
+// (build output; a //go:embed of a script there ran code no view of make
+// diff showed) are left out of the grading tree and listed as ignored.
+func TestASubmissionsBinIsNotTaken(t *testing.T) {
+	upstream := newUpstream(t)
+	fork := filepath.Join(t.TempDir(), "fork")
+	run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
+	write(t, fork, "step07/bin/fixtures.sh", "#!/bin/sh\necho payload\n")
+	run(t, fork, "git", "add", "-A", "-f")
+	run(t, fork, "git", "commit", "-qm", "a payload in bin/")
+	tree := assemble(t, Options{Root: upstream, Submission: fork})
+	if _, err := os.Stat(filepath.Join(tree.StepDir, "bin", "fixtures.sh")); err == nil {
+		t.Error("the grading tree holds the submission's bin/fixtures.sh")
+	}
+	if !slices.Contains(tree.Grading.Ignored, "step07/bin/fixtures.sh") {
+		t.Errorf("ignored %v, want step07/bin/fixtures.sh among them", tree.Grading.Ignored)
 	}
 }

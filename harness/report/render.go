@@ -367,7 +367,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s\n\n", heading)
 	fmt.Fprintf(w, "Cluster: `%s` · duration %s\n\n", r.Cluster, r.Duration)
-	for _, l := range r.gradingLines(func(s string) string { return "`" + s + "`" }) {
+	for _, l := range r.gradingLines(mdCode) {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	if r.Grading != nil {

@@ -94,7 +94,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 			fmt.Fprintf(w, "%s: %s\n", c.ID, n)
 		}
 	}
-	for _, l := range r.gradingLines(func(s string) string { return s }) {
+	for _, l := range r.gradingLines(Inline) {
 		fmt.Fprintln(w, l)
 	}
 	if v.Progress != "" {
@@ -267,6 +267,10 @@ func unprinted(lines []string, printed map[string]bool) []string {
 // it shows).
 type plainText struct{ w io.Writer }
 
+// PlainText is w with every control character but newline and tab shown as
+// \x.. (make diff prints a submission's code through it).
+func PlainText(w io.Writer) io.Writer { return plainText{w} }
+
 func (p plainText) Write(b []byte) (int, error) {
 	clean := true
 	for _, c := range b {
@@ -293,3 +297,41 @@ func (p plainText) Write(b []byte) (int, error) {
 }
 
 func isControl(c byte) bool { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f }
+
+// Inline renders a one-line value a submission chose (a path, a ref, a
+// repository) as one line of text: every control character, newline and
+// tab included, shown as \x.. — a file name holding a newline and "## ✅
+// 11/11" must not become a heading of the report, nor an ESC rewrite the
+// terminal.
+func Inline(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// mdCode renders a value a submission chose as a Markdown code span: on one
+// line (Inline), between more backticks than it holds in a row, so nothing
+// in it (a backtick, "<!--", a heading) is read as Markdown.
+func mdCode(s string) string {
+	s = Inline(s)
+	run, longest := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/10xdev/gw10/harness/grade"
+	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/skeleton"
 	"github.com/10xdev/gw10/harness/steps"
 )
@@ -106,7 +107,9 @@ func diffTo(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	}
 	fmt.Fprintf(stderr, "%s against the %s (generated files and //gw10: markers left out):\n", what, mode)
-	_, err = io.WriteString(stdout, d)
+	// A submission's code reaches the terminal as text: an escape sequence
+	// in a line (ESC[2K, a carriage return) would hide the code before it.
+	_, err = io.WriteString(report.PlainText(stdout), d)
 	return err
 }
 

@@ -226,6 +226,28 @@ func TestDiffShowsALearnerAddedTestFile(t *testing.T) {
 	}
 }
 
+// TestDiffShowsCodeHiddenBehindEscapes: a line whose code is followed by
+// ESC[2K and a carriage return (a terminal would erase the code and show
+// the decoy after it) reaches the diff's reader with both shown as \x..
+// (red-team round 4).
+func TestDiffShowsCodeHiddenBehindEscapes(t *testing.T) {
+	st := steps.Default()
+	repo := newSubmission(t, false)
+	hidden := filepath.Join(repo, st.Dir, "internal", "controller", "hidden.go")
+	if err := os.WriteFile(hidden, []byte("package controller\n\nfunc init() { runPayload() } //\x1b[2K\r+func rowName(s string) string { return s }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "--quiet", "-m", "hidden")
+	d, _ := diffOf(t, "--step", st.Dir, "--submission", repo)
+	if strings.ContainsAny(d, "\x1b\r") {
+		t.Errorf("the diff passes raw control characters on:\n%q", d)
+	}
+	if !strings.Contains(d, `+func init() { runPayload() } //\x1b[2K\x0d+func rowName`) {
+		t.Errorf("the hidden code does not show with its escapes:\n%s", d)
+	}
+}
+
 // TestDiffReadsAURLAtARef: SUBMISSION may be a git URL (here file:// of a
 // bare repository) and REF a branch other than its HEAD.
 func TestDiffReadsAURLAtARef(t *testing.T) {
