@@ -416,8 +416,14 @@ func short(sha string) string {
 // backticks in the text (CommonMark closes a fence only with one at least as
 // long), so a printed fence, heading or "<!--" stays text.
 func codeBlock(text string) string {
+	fence := strings.Repeat("`", max(3, backticks(text)+1))
+	return fence + "\n" + text + "\n" + fence
+}
+
+// backticks is the longest run of backticks in s.
+func backticks(s string) int {
 	longest, run := 0, 0
-	for _, r := range text {
+	for _, r := range s {
 		if r == '`' {
 			run++
 			longest = max(longest, run)
@@ -425,6 +431,5 @@ func codeBlock(text string) string {
 			run = 0
 		}
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + "\n" + text + "\n" + fence
+	return longest
 }

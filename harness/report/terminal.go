@@ -320,15 +320,7 @@ func Inline(s string) string {
 // in it (a backtick, "<!--", a heading) is read as Markdown.
 func mdCode(s string) string {
 	s = Inline(s)
-	run, longest := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
+	longest := backticks(s)
 	fence := strings.Repeat("`", longest+1)
 	if longest > 0 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		return fence + " " + s + " " + fence
