@@ -30,8 +30,8 @@ func TestLearnerOutputCannotLeaveItsCodeBlock(t *testing.T) {
 // summary.md and on the terminal: no forged heading, no HTML comment
 // swallowing the rest, no escape sequence (red-team round 4).
 func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
-	forged := "docs/x`\n\n## gw10 step01 — ✅ 11/11 checks pass\n\n<!--\x1b[2J"
-	r := &Report{Step: "step01", Grading: &Grading{Official: true, Gradable: true, Ignored: []string{forged}}}
+	forged := "docs/x`\n\n## gw10 step07 — ✅ 11/11 checks pass\n\n<!--\x1b[2J"
+	r := &Report{Step: "step07", Grading: &Grading{Official: true, Gradable: true, Ignored: []string{forged}}}
 	var md strings.Builder
 	if err := r.Markdown(&md); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
 	r.Terminal(&term)
 	for name, out := range map[string]string{"summary.md": md.String(), "terminal": term.String()} {
 		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), "## gw10 step01 — ✅") || strings.HasPrefix(strings.TrimSpace(l), "<!--") {
+			if strings.HasPrefix(strings.TrimSpace(l), "## gw10 step07 — ✅") || strings.HasPrefix(strings.TrimSpace(l), "<!--") {
 				t.Errorf("%s: a file name made a line of its own: %q", name, l)
 			}
 		}
