@@ -128,7 +128,7 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		// (the withdraw, then os.Exit) would pass, and only the next
 		// check would find it gone.
 		r.ctrl.waitQuiet(checkCtx, endQuiet, endQuietLimit)
-		if r.ctrl.crashed() {
+		if r.ctrl.exitedWithin(checkCtx, time.Second) {
 			_, how := r.ctrl.current().Exited()
 			out.Failed = true
 			out.Message = fmt.Sprintf("the controller exited (%s) during this check, though nothing asked it to stop (in a cluster: a restart, and CrashLoopBackOff)", how)

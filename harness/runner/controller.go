@@ -77,6 +77,22 @@ func (c *controller) crashed() bool {
 	return exited && !p.StoppedOnPurpose()
 }
 
+// exitedWithin reports whether the controller exited on its own: at once
+// when it answers its metrics (alive), else once its exit is reaped, at most
+// after d (a scrape can fail a moment before the process's end is seen).
+func (c *controller) exitedWithin(ctx context.Context, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if c.crashed() {
+			return true
+		}
+		if _, err := c.Metrics(ctx); err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return c.crashed()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // twoScrapes reads the metrics, and when a worker is busy reads them again a
 // second later: the pair tells a hang from slow work.
 func (c *controller) twoScrapes(ctx context.Context) (*ctrlproc.Metrics, *ctrlproc.Metrics) {
