@@ -43,10 +43,11 @@ override FORCE := $(value FORCE)
 override TEMPLATE_OUT := $(value TEMPLATE_OUT)
 override SAMPLE := $(value SAMPLE)
 override SEED := $(value SEED)
+override ONLY := $(value ONLY)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT SAMPLE SEED
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT SAMPLE SEED ONLY
 GW10 := bin/gw10
 
 .DEFAULT_GOAL := help
@@ -114,8 +115,8 @@ skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; ref
 	@$(GW10) skeleton
 
 .PHONY: mutants
-mutants: $(GW10) ## Maintainers: score the checks against mutants generated in the solution's regions (SAMPLE=N SEED=S; about a minute each).
-	@$(GW10) mutants --sample "$${SAMPLE:-0}" --seed "$${SEED:-1}"
+mutants: $(GW10) ## Maintainers: score the checks against mutants generated in the solution's regions (SAMPLE=N SEED=S ONLY=key,…; up to a minute each).
+	@$(GW10) mutants --sample "$${SAMPLE:-0}" --seed "$${SEED:-1}" --only "$${ONLY:-}"
 
 .PHONY: proxy
 proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it).

@@ -97,7 +97,7 @@ func TestMakeInputsAreData(t *testing.T) {
 		// A non-empty FORCE skips the check for uncommitted edits.
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
-		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h}, []string{"mutants", "--sample", h, "--seed", h}},
+		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h, "ONLY=" + h}, []string{"mutants", "--sample", h, "--seed", h, "--only", h}},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {

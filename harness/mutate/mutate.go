@@ -27,8 +27,12 @@ import (
 
 // Mutant is one generated mutant: a file of the module replaced.
 type Mutant struct {
-	// ID names it stably across runs: file:line:operator[#n].
-	ID   string
+	// ID names it in a run's output: file:line:operator[#n].
+	ID string
+	// Key names it across edits of the file that move its line:
+	// file:function:operator[#n], n counting that operator's sites in
+	// the function (the list of equivalent mutants uses it).
+	Key  string
 	File string // slash-separated, relative to the module
 	Line int
 	Op   string
@@ -81,6 +85,7 @@ func Generate(dir string) ([]Mutant, error) {
 type site struct {
 	op, what string
 	line     int
+	fn       string                // the enclosing function
 	apply    func(n ast.Node) bool // called on the node at the same index of a fresh walk
 	index    int
 }
@@ -110,7 +115,7 @@ func fileMutants(rel string, src []byte) ([]Mutant, error) {
 			return true
 		}
 		for _, s := range sitesAt(n, fset) {
-			s.index, s.line = idx, line
+			s.index, s.line, s.fn = idx, line, enclosing(f, n.Pos())
 			sites = append(sites, s)
 		}
 		return true
@@ -148,9 +153,24 @@ func fileMutants(rel string, src []byte) ([]Mutant, error) {
 		if seen[id]++; seen[id] > 1 {
 			id += fmt.Sprintf("#%d", seen[id])
 		}
-		out = append(out, Mutant{ID: id, File: rel, Line: s.line, Op: s.op, What: s.what, Src: buf.Bytes()})
+		key := fmt.Sprintf("%s:%s:%s", rel, s.fn, s.op)
+		if seen[key]++; seen[key] > 1 {
+			key += fmt.Sprintf("#%d", seen[key])
+		}
+		out = append(out, Mutant{ID: id, Key: key, File: rel, Line: s.line, Op: s.op, What: s.what, Src: buf.Bytes()})
 	}
 	return out, nil
+}
+
+// enclosing names the top-level function (or method) around pos; "-"
+// outside any.
+func enclosing(f *ast.File, pos token.Pos) string {
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Pos() <= pos && pos < fd.End() {
+			return fd.Name.Name
+		}
+	}
+	return "-"
 }
 
 // sitesAt are the operators that apply to n. Each apply re-checks the node's
@@ -262,6 +282,26 @@ func isErrorish(e ast.Expr) bool {
 	}
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && (pkg.Name == "fmt" && sel.Sel.Name == "Errorf" || pkg.Name == "errors" && (sel.Sel.Name == "Join" || sel.Sel.Name == "New"))
+}
+
+// Select picks the mutants with these IDs, in the order asked; an ID no
+// mutant has is an error (a line moved: --list shows the IDs).
+func Select(ms []Mutant, ids []string) ([]Mutant, error) {
+	var out []Mutant
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		i := slices.IndexFunc(ms, func(m Mutant) bool { return m.ID == id || m.Key == id })
+		if i < 0 {
+			return nil, fmt.Errorf("no generated mutant is %q (gw10 mutants --list shows them)", id)
+		}
+		out = append(out, ms[i])
+	}
+	return out, nil
+}
+
+// Counted are the mutants not listed as equivalent: those a score counts.
+func Counted(ms []Mutant, equivalent map[string]string) []Mutant {
+	return slices.DeleteFunc(slices.Clone(ms), func(m Mutant) bool { return equivalent[m.Key] != "" })
 }
 
 // Sample picks n mutants with a seeded shuffle: the same seed, the same

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/report"
@@ -106,5 +107,48 @@ func TestOutcomes(t *testing.T) {
 		if got := outcomeOf(&c.rep); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.rep.Stages, got, c.want)
 		}
+	}
+}
+
+// TestEveryListedEquivalentIsGenerated: the list of equivalent mutants
+// names mutants that exist, each with a reason, so that a change of the
+// solution that moves or removes one fails here, not in a score that
+// silently counts it again.
+func TestEveryListedEquivalentIsGenerated(t *testing.T) {
+	st := steps.Default()
+	eq, err := LoadEquivalents(EquivalentsFile(filepath.Join("..", ".."), st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eq) == 0 {
+		t.Fatalf("%s lists no equivalent mutant", EquivalentsFile("", st))
+	}
+	ms, err := Generate(solution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, why := range eq {
+		if !slices.ContainsFunc(ms, func(m Mutant) bool { return m.Key == key }) {
+			t.Errorf("%s is listed as equivalent (%s) but no generated mutant has that key (gw10 mutants --list)", key, why)
+		}
+	}
+}
+
+// TestLoadEquivalentsRejectsAnUnexplainedEntry: an equivalence must say why.
+func TestLoadEquivalentsRejectsAnUnexplainedEntry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "eq.txt")
+	for _, tc := range []struct{ body, want string }{
+		{"a.go:f:negate-if\n", "no reason"},
+		{"a.go:f:negate-if  why\na.go:f:negate-if  again\n", "listed twice"},
+	} {
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadEquivalents(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want one saying %q", tc.body, err, tc.want)
+		}
+	}
+	if eq, err := LoadEquivalents(filepath.Join(t.TempDir(), "none")); err != nil || len(eq) != 0 {
+		t.Errorf("a missing list: %v, %v; want an empty list", eq, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +17,10 @@ import (
 )
 
 // TestASeededSampleIsScoredOnARealAPIServer: make test scores the checks
-// against a fixed sample of generated mutants (make mutants scores them all):
-// each gets an outcome from a full run on envtest, a killed one names what
-// killed it, and the score line counts them.
+// against a fixed sample of the generated mutants not listed as equivalent
+// (make mutants scores them all): each must be killed by a check, which
+// names the clause it proves, or not compile. A survivor is a hole in the
+// checks (or an equivalent mutant to list, with why).
 func TestASeededSampleIsScoredOnARealAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full runs on envtest")
@@ -27,7 +29,11 @@ func TestASeededSampleIsScoredOnARealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := Sample(ms, 2, 2)
+	eq, err := LoadEquivalents(EquivalentsFile(filepath.Join("..", ".."), steps.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := Sample(Counted(ms, eq), 2, 2)
 	ctx := context.Background()
 	b, err := cluster.NewEnvtestBackend(ctx, t.TempDir(), io.Discard)
 	if err != nil {
@@ -40,7 +46,7 @@ func TestASeededSampleIsScoredOnARealAPIServer(t *testing.T) {
 	}
 	var progress strings.Builder
 	rs, err := Score(ctx, Options{Root: root, Step: steps.Default(), Module: filepath.Join(root, steps.Default().SolutionDir),
-		Mutants: sample, Backend: b, Progress: &progress})
+		Mutants: sample, Backend: b, Progress: &progress, Equivalent: eq})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +59,16 @@ func TestASeededSampleIsScoredOnARealAPIServer(t *testing.T) {
 			if len(r.By) == 0 {
 				t.Errorf("%s is killed by nothing named", r.Mutant.ID)
 			}
-		case Survived, Stillborn:
+			if checks := slices.DeleteFunc(slices.Clone(r.By), func(b string) bool { return strings.HasPrefix(b, "stage ") }); len(checks) > 1 {
+				t.Errorf("%s failed %v: the run goes on past its first failing check", r.Mutant.ID, checks)
+			}
+			if len(r.Clauses) == 0 && !slices.ContainsFunc(r.By, func(b string) bool { return strings.HasPrefix(b, "stage ") }) {
+				t.Errorf("%s is killed by %v, which names no clause of the contract", r.Mutant.ID, r.By)
+			}
+		case Survived:
+			t.Errorf("%s (%s) survived every check: a hole in the checks, or an equivalent mutant to list in %s with why",
+				r.Mutant.ID, r.Mutant.What, EquivalentsFile("", steps.Default()))
+		case Stillborn:
 		default:
 			t.Errorf("%s: outcome %q", r.Mutant.ID, r.Outcome)
 		}

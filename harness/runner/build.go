@@ -83,6 +83,10 @@ func (r *run) unitStage(ctx context.Context, binary string) bool {
 	if r.opts.Step.UnitTests == "" {
 		return true
 	}
+	if r.opts.ChecksOnly {
+		fmt.Fprintf(r.opts.Out, "  %-24s skipped (checks only)\n", "unit tests ...")
+		return true
+	}
 	if r.opts.partial() && !r.opts.UnitTestsAlways {
 		// Said, not silently left out: a learner who just wrote the
 		// function those tests cover wonders whether it was tested.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,10 @@ func (r *run) runAllChecks(ctx context.Context) {
 	for _, chk := range r.opts.Checks {
 		if ctx.Err() != nil {
 			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: interrupted"))
+			continue
+		}
+		if r.opts.FailFast && slices.ContainsFunc(r.rep.Checks, func(c report.CheckResult) bool { return c.Status == report.Fail }) {
+			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: the run stops at its first failing check"))
 			continue
 		}
 		res := r.runCheck(ctx, c, chk)

@@ -72,6 +72,12 @@ type Options struct {
 	// limits, and kills what they leave (a grade); nil runs them as this
 	// process's user (make check). The caller opens and closes it.
 	Sandbox *sandbox.Sandbox
+	// ChecksOnly runs the checks without the module's unit tests (make
+	// mutants scores the checks, not the solution's own tests).
+	ChecksOnly bool
+	// FailFast stops at the first check that fails: the rest are skipped
+	// (make mutants: one killing check is enough, and cheaper).
+	FailFast bool
 	// UnitTestsAlways runs the unit tests with a selection of checks too
 	// (the hostile-submission suite grades a cheap selection).
 	UnitTestsAlways bool

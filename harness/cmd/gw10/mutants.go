@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/mutate"
@@ -22,6 +23,7 @@ func runMutants(ctx context.Context, args []string) error {
 	sample := fs.Int("sample", 0, "score this many mutants, drawn with --seed (0: all of them)")
 	seed := fs.Uint64("seed", 1, "the sample's seed: the same seed, the same sample")
 	list := fs.Bool("list", false, "list the mutants and run nothing")
+	only := fs.String("only", "", "score only these mutants (IDs or keys as --list prints them, comma-separated)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -41,10 +43,23 @@ func runMutants(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	equivalent, err := mutate.LoadEquivalents(mutate.EquivalentsFile(abs, st))
+	if err != nil {
+		return err
+	}
 	picked := mutate.Sample(all, *sample, *seed)
+	if *only != "" {
+		if picked, err = mutate.Select(all, strings.Split(*only, ",")); err != nil {
+			return err
+		}
+	}
 	if *list {
 		for _, m := range picked {
-			fmt.Printf("%s  %s\n", m.ID, m.What)
+			eq := ""
+			if why, ok := equivalent[m.Key]; ok {
+				eq = "  [equivalent: " + why + "]"
+			}
+			fmt.Printf("%s  %s  %s%s\n", m.ID, m.Key, m.What, eq)
 		}
 		fmt.Printf("%d of %d mutants of %s\n", len(picked), len(all), st.SolutionDir)
 		return nil
@@ -61,14 +76,18 @@ func runMutants(ctx context.Context, args []string) error {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
 	defer func() { _ = backend.Stop(context.WithoutCancel(ctx)) }()
-	rs, err := mutate.Score(ctx, mutate.Options{Root: abs, Step: st, Module: module, Mutants: picked, Backend: backend, Progress: os.Stdout})
+	rs, err := mutate.Score(ctx, mutate.Options{Root: abs, Step: st, Module: module, Mutants: picked, Backend: backend, Progress: os.Stdout, Equivalent: equivalent})
 	if err != nil {
 		return err
 	}
 	fmt.Println()
 	for _, r := range rs {
-		if r.Outcome == mutate.Survived {
+		switch {
+		case r.Outcome == mutate.Survived && r.Equivalent == "":
 			fmt.Printf("survived: %s  %s\n", r.Mutant.ID, r.Mutant.What)
+		case r.Outcome == mutate.Killed && r.Equivalent != "":
+			fmt.Printf("killed, yet listed as equivalent (take it off %s): %s  by %s\n",
+				filepath.Base(mutate.EquivalentsFile(abs, st)), r.Mutant.ID, strings.Join(r.By, ", "))
 		}
 	}
 	fmt.Println(mutate.Summary(rs))
