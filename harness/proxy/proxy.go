@@ -4,7 +4,7 @@
 // to hold ACKs for a while, so checks can observe the order of push and status.
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
-//	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent
+//	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent, 503 refused (busy: try again)
 //	GET    /v1/routes                                -> JSON table
 //
 // While "down", PUT and DELETE get no answer: the connection is closed.
@@ -72,6 +72,7 @@ type Server struct {
 	routes   map[Key]Route
 	events   []Event
 	nack     map[Key]string
+	refuse   map[Key]refusal
 	ackDelay time.Duration
 	down     bool
 }
@@ -90,6 +91,7 @@ func StartOn(addr string) (*Server, error) {
 		url:    "http://" + ln.Addr().String(),
 		routes: map[Key]Route{},
 		nack:   map[Key]string{},
+		refuse: map[Key]refusal{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
@@ -122,6 +124,24 @@ func (s *Server) SetNACK(key Key, reason string) {
 		return
 	}
 	s.nack[key] = reason
+}
+
+// RefuseWithdraws makes the next n withdraws of key fail with 503 and
+// reason (a busy proxy: the route stays until a withdraw is answered 204).
+func (s *Server) RefuseWithdraws(key Key, n int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n <= 0 {
+		delete(s.refuse, key)
+		return
+	}
+	s.refuse[key] = refusal{left: n, reason: reason}
+}
+
+// refusal is what is left of a RefuseWithdraws.
+type refusal struct {
+	left   int
+	reason string
 }
 
 // SetDown makes the proxy unreachable (every request's connection is closed
@@ -269,6 +289,17 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
 	s.mu.Lock()
+	if ref, ok := s.refuse[ev.Key]; ok {
+		if ref.left--; ref.left > 0 {
+			s.refuse[ev.Key] = ref
+		} else {
+			delete(s.refuse, ev.Key)
+		}
+		s.mu.Unlock()
+		ev.Status, ev.Reason = http.StatusServiceUnavailable, ref.reason
+		s.answer(w, ev)
+		return
+	}
 	if _, ok := s.routes[ev.Key]; !ok {
 		ev.Status = http.StatusNotFound
 	}

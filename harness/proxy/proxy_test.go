@@ -115,3 +115,35 @@ func TestDownClosesTheConnectionAndRecordsTheAttempt(t *testing.T) {
 		t.Fatalf("PUT after up = %d, want 204", code)
 	}
 }
+
+// TestRefusedWithdrawsKeepTheRoute: a busy proxy answers 503 to the next n
+// withdraws and keeps the route; the one after is answered and withdraws it.
+func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := Key{"shop", "web"}
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80}); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	s.RefuseWithdraws(key, 2, "busy: reloading")
+	for i := range 2 {
+		if code, body := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusServiceUnavailable || body != "busy: reloading" {
+			t.Fatalf("withdraw %d = %d %q, want 503 busy: reloading", i+1, code, body)
+		}
+		if _, ok := s.Route(key); !ok {
+			t.Fatalf("a refused withdraw removed the route")
+		}
+	}
+	if code, _ := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusNoContent {
+		t.Fatalf("third DELETE = %d, want 204", code)
+	}
+	if _, ok := s.Route(key); ok {
+		t.Fatalf("the answered withdraw left the route")
+	}
+	if evs := s.Events(key); len(evs) != 4 || evs[1].Status != http.StatusServiceUnavailable || evs[1].Answer() != "503 busy: reloading" {
+		t.Fatalf("events: %+v", evs)
+	}
+}

@@ -593,28 +593,71 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 
 var routeDeletedCheck = checks.Check{
 	ID:      "route-deleted",
-	Title:   "deleting the EdgeRoute withdraws its route from the proxy, and the deletion completes",
+	Title:   "deleting the EdgeRoute withdraws its route from the proxy, also when the proxy refuses the first withdraws, and the deletion completes",
 	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
 	Points:  10,
 	Clauses: []string{ClauseDeleted},
-	Hint:    "once an EdgeRoute is deleted, its route must leave the proxy and the object must be gone",
+	Hint:    "once an EdgeRoute is deleted, its route must leave the proxy (a refused withdraw is not a withdraw) and the object must be gone",
 	LongHint: `A deleted EdgeRoute reaches Reconcile as a NotFound. Ignoring it leaves its route in the
 proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
 programmed is fine). A finalizer is the other way to do this: then the object stays
 (with a deletionTimestamp) until Reconcile has withdrawn the route and removed the
 finalizer; forgetting to remove it leaves the object stuck in deletion. Keying the data
 plane by the EdgeRoute's name makes the withdraw idempotent; it does not make a deletion
-reach a controller that was stopped when it happened (check deleted-while-down).`,
+reach a controller that was stopped when it happened (check deleted-while-down).
+A busy proxy can refuse a withdraw (503): the route is still served. Return the error
+from Reconcile: the queue retries the key with backoff until a withdraw is answered.
+Nothing else will bring the key back: the EdgeRoute is gone, so no event will come.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		t.CreateService(ctx, "bye-svc")
 		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
-		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
-		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name)
+		busy := t.NewRoute(ctx, "busy", "bye-svc", 8080)
+		for _, x := range []*checks.Route{r, busy} {
+			x.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		}
+		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, busy.Name)
 
+		t.Proxy.RefuseWithdraws(busy.Key(), busyWithdraws, busyReason)
+		defer t.Proxy.RefuseWithdraws(busy.Key(), 0, "")
 		r.Delete(ctx)
+		busy.Delete(ctx)
+		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+busy.Name+" that the proxy refused at first", func() error {
+			return withdrawnAfterRefusals(t, busy)
+		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		gone(ctx, t, r)
+		gone(ctx, t, busy)
 	},
+}
+
+// busyWithdraws is how many withdraws of its route the proxy refuses in
+// route-deleted, and busyReason what it answers.
+const (
+	busyWithdraws = 2
+	busyReason    = "busy: reloading its configuration, try again"
+)
+
+// withdrawnAfterRefusals says whether the proxy no longer holds r's route,
+// and if it does, which withdraws it refused and whether any came after.
+func withdrawnAfterRefusals(t *checks.T, r *checks.Route) error {
+	if _, held := t.Proxy.Route(r.Key()); !held {
+		return nil
+	}
+	var refused []string
+	var last time.Time
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		if ev.Method != http.MethodDelete {
+			continue
+		}
+		refused = append(refused, fmt.Sprintf("%s answered %s", ev.Received.Format("15:04:05.000"), ev.Answer()))
+		last = ev.Answered
+	}
+	if len(refused) == 0 {
+		return fmt.Errorf("the proxy\n  expected: route %s withdrawn (S-DELETED)\n  observed: still served, and no withdraw of it was asked for", r.Name)
+	}
+	return fmt.Errorf("the proxy\n  expected: route %s withdrawn (S-DELETED): a refused withdraw leaves it served\n"+
+		"  observed: still served; the withdraws asked for: %s; none since %s",
+		r.Name, strings.Join(refused, "; "), last.Format("15:04:05.000"))
 }
 
 // gone waits until the EdgeRoute no longer exists.
