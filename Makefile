@@ -49,6 +49,9 @@ override ONLY := $(value ONLY)
 override CHECK_FLAGS := $(value CHECK_FLAGS)
 export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT SAMPLE SEED ONLY
 GW10 := bin/gw10
+GW10_FULL := bin/gw10-full
+# make check and make grade on CLUSTER=kind need the full build.
+CHECK_GW10 := $(if $(filter kind,$(CLUSTER)),$(GW10_FULL),$(GW10))
 
 .DEFAULT_GOAL := help
 
@@ -65,11 +68,19 @@ help: ## Show this help.
 # libraries for minutes: progress.sh says so after 5 s, and every 10 s after.
 # (5, not progress.sh's 2: on a busy machine an up-to-date check of the
 # binary alone takes 2-3 s, and its line would repeat on every target.)
+# bin/gw10 is the checking build (-tags gw10checkonly): no bench and its
+# charts, no kind backend, no kind node image builder. bin/gw10-full has
+# them; only make bench, make kind-image and CLUSTER=kind build it.
 .PHONY: $(GW10)
 $(GW10):
 	@if [ -x $(GW10) ]; then msg="bringing the gw10 harness up to date (seconds; longer on a busy machine) ..."; \
 	  else msg="building the gw10 harness (first run on a fresh machine: about 5 minutes on 2 cores; later runs: seconds) ..."; fi; \
-	  PROGRESS_QUIET=5 sh scripts/progress.sh "$$msg" -- go build -o $(GW10) ./harness/cmd/gw10
+	  PROGRESS_QUIET=5 sh scripts/progress.sh "$$msg" -- go build -tags gw10checkonly -o $(GW10) ./harness/cmd/gw10
+
+.PHONY: $(GW10_FULL)
+$(GW10_FULL):
+	@PROGRESS_QUIET=5 sh scripts/progress.sh "bringing bin/gw10-full up to date (the harness with bench, kind and kind-image; first build: minutes) ..." -- \
+	  go build -o $(GW10_FULL) ./harness/cmd/gw10
 
 .PHONY: assets
 assets: $(GW10) ## Obtain the envtest binaries (first run builds them from source: minutes).
@@ -80,16 +91,16 @@ assets-path: $(GW10)
 	@$(GW10) assets --print-path
 
 .PHONY: check
-check: $(GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
-	@set -f; $(GW10) check --step "$$STEP" --cluster "$$CLUSTER" $$CHECK_FLAGS
+check: $(CHECK_GW10) ## Run the acceptance checks against STEP (default step01) on CLUSTER (default envtest).
+	@set -f; $(CHECK_GW10) check --step "$$STEP" --cluster "$$CLUSTER" $$CHECK_FLAGS
 
 .PHONY: watch
 watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept up between runs; Ctrl-C stops).
 	@set -f; $(GW10) watch --step "$$STEP" $$CHECK_FLAGS
 
 .PHONY: grade
-grade: $(GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
-	@set -f; $(GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
+grade: $(CHECK_GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
+	@set -f; $(CHECK_GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
 	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $$CHECK_FLAGS
 
 .PHONY: lint-workflows
@@ -145,6 +156,7 @@ lint: $(GOLANGCI_LINT) lint-workflows ## gofmt, go vet and golangci-lint (.golan
 	@unformatted="$$(gofmt -l harness solutions step01)"; \
 	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./harness/... ./step01/...
+	go vet -tags gw10checkonly ./harness/cmd/gw10
 	cd solutions/step01 && GOWORK=off go vet ./...
 	$(GOLANGCI_LINT) run ./harness/...
 	cd solutions/step01 && GOWORK=off ../../$(GOLANGCI_LINT) run ./...
@@ -172,8 +184,8 @@ test: test-needs-solutions $(GW10) lint ## The workbook's own test suite, in the
 	  if [ -f .gw10/kill-table.txt ]; then echo; echo "kill table (harness/testdata/*/mutants must fail, variants must pass):"; cat .gw10/kill-table.txt; fi; exit $$status
 
 .PHONY: kind-image
-kind-image: $(GW10) ## Build the kind node image from the Go module proxy and Debian packages (first run: about an hour).
-	@$(GW10) kind-image
+kind-image: $(GW10_FULL) ## Build the kind node image from the Go module proxy and Debian packages (first run: about an hour).
+	@$(GW10_FULL) kind-image
 
 .PHONY: test-kind
 test-kind: ## kind end to end: engine, node image, kind-up, the solution, both checks, kind-down.
@@ -196,6 +208,6 @@ endif
 export ROUTES REPEAT CHECK_REPORT BENCH_STEP
 
 .PHONY: bench
-bench: $(GW10) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000, REPEAT=3 runs each: median and spread), against the API server's own limit; reports/bench.*.
+bench: $(GW10_FULL) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000, REPEAT=3 runs each: median and spread), against the API server's own limit; reports/bench.*.
 	@set -- ; if [ -n "$$CHECK_REPORT" ]; then set -- --check-report "$$CHECK_REPORT"; fi; \
-	  $(GW10) bench --step "$$BENCH_STEP" --routes "$$ROUTES" --repeat "$$REPEAT" "$$@" --out reports
+	  $(GW10_FULL) bench --step "$$BENCH_STEP" --routes "$$ROUTES" --repeat "$$REPEAT" "$$@" --out reports

@@ -29,7 +29,7 @@ func CheckContext(context string, allowed []string) error {
 // creates and labels what it needs and removes it again (see Stop).
 type ExistingBackend struct {
 	admin    *rest.Config
-	identity *serviceAccountIdentity
+	identity *ServiceAccountIdentity
 }
 
 // NewExistingBackend loads the kubeconfig (KUBECONFIG or ~/.kube/config) and
@@ -65,7 +65,7 @@ func (b *ExistingBackend) Outlives() bool      { return true }
 // ControllerIdentity is a ServiceAccount bound to the role, with a token
 // from the TokenRequest API.
 func (b *ExistingBackend) ControllerIdentity(ctx context.Context, c client.Client, role string) (*rest.Config, error) {
-	id, cfg, err := newServiceAccountIdentity(ctx, c, b.admin, role)
+	id, cfg, err := NewServiceAccountIdentity(ctx, c, b.admin, role)
 	b.identity = id
 	return cfg, err
 }
@@ -73,7 +73,7 @@ func (b *ExistingBackend) ControllerIdentity(ctx context.Context, c client.Clien
 // Stop removes the controller's identity; the runner removes the rest.
 func (b *ExistingBackend) Stop(ctx context.Context) error {
 	if b.identity != nil {
-		b.identity.remove(ctx)
+		b.identity.Remove(ctx)
 	}
 	return nil
 }

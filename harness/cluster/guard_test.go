@@ -66,32 +66,6 @@ func TestFindEngine(t *testing.T) {
 	}
 }
 
-func TestWorkbookKindConfig(t *testing.T) {
-	cfg, err := LoadKindConfig(filepath.Join("..", "..", KindConfigPath))
-	if err != nil {
-		t.Fatalf("the workbook's kind config: %v", err)
-	}
-	if len(cfg.Nodes) != 1 {
-		t.Fatalf("nodes: %+v", cfg.Nodes)
-	}
-}
-
-func TestLoadKindConfigRejectsBadConfigs(t *testing.T) {
-	for name, body := range map[string]string{
-		"wrong kind":       "kind: Pod\napiVersion: kind.x-k8s.io/v1alpha4\nnodes: [{role: control-plane}]\n",
-		"no control plane": "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes: [{role: worker}]\n",
-		"unknown field":    "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodez: []\n",
-	} {
-		path := filepath.Join(t.TempDir(), "kind.yaml")
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := LoadKindConfig(path); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
 func TestContextGuard(t *testing.T) {
 	for _, ok := range []string{"gw10-dev", "kind-gw10"} {
 		if err := CheckContext(ok, nil); err != nil {

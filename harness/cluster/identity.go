@@ -20,17 +20,17 @@ const SystemNamespace = "gw10-system"
 // tokenLifetime is the life of the controller's token: longer than any run.
 const tokenLifetime = 2 * time.Hour
 
-// serviceAccountIdentity is what newServiceAccountIdentity created, to remove it again.
-type serviceAccountIdentity struct {
+// ServiceAccountIdentity is what NewServiceAccountIdentity created, to Remove it again.
+type ServiceAccountIdentity struct {
 	c         client.Client
 	createdNS bool
 }
 
-// newServiceAccountIdentity creates the ServiceAccount gw10-controller in
-// gw10-system, binds role to it (nothing else), and returns a config that
+// NewServiceAccountIdentity (the kind and existing backends' identity)
+// creates the ServiceAccount gw10-controller in gw10-system, binds role to it (nothing else), and returns a config that
 // authenticates with a token from the TokenRequest API.
-func newServiceAccountIdentity(ctx context.Context, c client.Client, admin *rest.Config, role string) (*serviceAccountIdentity, *rest.Config, error) {
-	id := &serviceAccountIdentity{c: c}
+func NewServiceAccountIdentity(ctx context.Context, c client.Client, admin *rest.Config, role string) (*ServiceAccountIdentity, *rest.Config, error) {
+	id := &ServiceAccountIdentity{c: c}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace, Labels: map[string]string{ManagedLabel: "true"}}}
 	switch err := c.Create(ctx, ns); {
 	case err == nil:
@@ -58,8 +58,8 @@ func newServiceAccountIdentity(ctx context.Context, c client.Client, admin *rest
 	return id, cfg, nil
 }
 
-// remove deletes the binding, the ServiceAccount and, if it created it, the namespace.
-func (id *serviceAccountIdentity) remove(ctx context.Context) {
+// Remove deletes the binding, the ServiceAccount and, if it created it, the namespace.
+func (id *ServiceAccountIdentity) Remove(ctx context.Context) {
 	_ = id.c.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gw10-controller"}})
 	_ = id.c.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: ControllerUser}})
 	if id.createdNS {

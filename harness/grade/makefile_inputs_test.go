@@ -37,12 +37,13 @@ func makeWithStandInEnv(t *testing.T, marker, target string, env []string, vars 
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A second makefile replaces the rule that would build bin/gw10.
+	// A second makefile replaces the rule that would build bin/gw10 (and
+	// bin/gw10-full, the same stand-in).
 	extra := filepath.Join(dir, "extra.mk")
 	if err := os.WriteFile(extra, []byte("$(GW10):\n\t@:\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", append([]string{"--no-print-directory", "-f", "Makefile", "-f", extra, target, "GW10=" + fake}, vars...)...)
+	cmd := exec.Command("make", append([]string{"--no-print-directory", "-f", "Makefile", "-f", extra, target, "GW10=" + fake, "GW10_FULL=" + fake}, vars...)...)
 	cmd.Dir = root
 	cmd.Env = append(cleanMakeEnv(t, os.Environ()), env...)
 	out, err := cmd.CombinedOutput()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/10xdev/gw10/harness/cluster"
@@ -19,18 +18,7 @@ func selectBackend(ctx context.Context, f checkFlags, opts *runner.Options) erro
 	case "envtest", "":
 		return nil // the runner starts its own
 	case "kind":
-		if _, err := cluster.FindEngine(ctx); err != nil {
-			return err
-		}
-		if _, err := cluster.LoadKindConfig(filepath.Join(opts.Root, cluster.KindConfigPath)); err != nil {
-			return err
-		}
-		opts.NewBackend = func(ctx context.Context, _ string, progress io.Writer) (cluster.Backend, error) {
-			return cluster.NewKindBackend(ctx, cluster.KindOptions{
-				Name: f.kindName, ConfigPath: filepath.Join(opts.Root, cluster.KindConfigPath), Keep: f.keep, Progress: progress,
-			})
-		}
-		return nil
+		return kindBackend(ctx, f, opts) // kind.go, or checkonly.go in bin/gw10
 	case "existing":
 		var allowed []string
 		if f.allowContext != "" {

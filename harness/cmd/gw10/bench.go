@@ -1,3 +1,5 @@
+//go:build !gw10checkonly
+
 package main
 
 import (
@@ -101,9 +103,4 @@ func parseRoutes(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,3 +1,5 @@
+//go:build !gw10checkonly
+
 package main
 
 import (

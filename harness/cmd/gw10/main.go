@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"sort"
@@ -24,7 +25,7 @@ type command struct {
 }
 
 func commands() map[string]command {
-	return map[string]command{
+	cmds := map[string]command{
 		"assets":        {"obtain the envtest binaries (kube-apiserver, etcd) into setup-envtest's store", runAssets},
 		"cluster-up":    {"start the dev control plane in the background and print its KUBECONFIG", runClusterUp},
 		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
@@ -37,10 +38,10 @@ func commands() map[string]command {
 		"template":      {"write a learner's copy of the workbook (no solutions/, no answer key) as a new git repository", runTemplate},
 		"hint":          {"print the longer hint of a check", runHint},
 		"proxy":         {"run the stand-in proxy (the data plane the checks use) for the hand-run tasks; Ctrl-C stops it", runProxy},
-		"bench":         {"measure how a step's controller scales with the number of EdgeRoutes, against the API server's own limit", runBench},
 		"mutants":       {"score the checks against mutants generated in the solution's exercise regions (--sample N --seed S; --list)", runMutants},
-		"kind-image":    {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}
+	maps.Copy(cmds, fullCommands())
+	return cmds
 }
 
 // exitError carries a specific exit status out of a subcommand.
@@ -92,4 +93,9 @@ func usage(cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(os.Stderr, "  %-14s %s\n", n, cmds[n].summary)
 	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,7 +1,9 @@
-package cluster
+package kindbackend
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,5 +50,31 @@ func TestKindErrorShowsTheCommandsOutput(t *testing.T) {
 	plain := kindError("creating kind cluster gw10", errors.New("boom"))
 	if plain.Error() != "creating kind cluster gw10: boom" {
 		t.Errorf("plain error = %q", plain)
+	}
+}
+
+func TestWorkbookKindConfig(t *testing.T) {
+	cfg, err := LoadKindConfig(filepath.Join("..", "..", "..", KindConfigPath))
+	if err != nil {
+		t.Fatalf("the workbook's kind config: %v", err)
+	}
+	if len(cfg.Nodes) != 1 {
+		t.Fatalf("nodes: %+v", cfg.Nodes)
+	}
+}
+
+func TestLoadKindConfigRejectsBadConfigs(t *testing.T) {
+	for name, body := range map[string]string{
+		"wrong kind":       "kind: Pod\napiVersion: kind.x-k8s.io/v1alpha4\nnodes: [{role: control-plane}]\n",
+		"no control plane": "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes: [{role: worker}]\n",
+		"unknown field":    "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodez: []\n",
+	} {
+		path := filepath.Join(t.TempDir(), "kind.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadKindConfig(path); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

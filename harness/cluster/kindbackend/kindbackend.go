@@ -1,4 +1,8 @@
-package cluster
+// Package kindbackend runs the checks on a kind cluster (make check
+// CLUSTER=kind). It is a package of its own so that the checking build of
+// gw10 (bin/gw10, built with -tags gw10checkonly) does not link kind's
+// libraries; bin/gw10-full does.
+package kindbackend
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	kindlog "sigs.k8s.io/kind/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/kindimage"
 )
 
@@ -60,7 +65,7 @@ type KindBackend struct {
 	opts     KindOptions
 	provider *kindcluster.Provider
 	admin    *rest.Config
-	identity *serviceAccountIdentity
+	identity *cluster.ServiceAccountIdentity
 }
 
 // kindCreateWait bounds waiting for the control plane to be ready (a busy
@@ -70,7 +75,7 @@ const kindCreateWait = 5 * time.Minute
 // NewKindBackend checks for a container engine first, so that a machine
 // without one fails fast with a message instead of a traceback.
 func NewKindBackend(ctx context.Context, opts KindOptions) (*KindBackend, error) {
-	engine, err := FindEngine(ctx)
+	engine, err := cluster.FindEngine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +133,7 @@ func (b *KindBackend) Outlives() bool      { return b.opts.Keep }
 // ControllerIdentity is a ServiceAccount bound to the role, with a token
 // from the TokenRequest API.
 func (b *KindBackend) ControllerIdentity(ctx context.Context, c client.Client, role string) (*rest.Config, error) {
-	id, cfg, err := newServiceAccountIdentity(ctx, c, b.admin, role)
+	id, cfg, err := cluster.NewServiceAccountIdentity(ctx, c, b.admin, role)
 	b.identity = id
 	return cfg, err
 }
@@ -137,7 +142,7 @@ func (b *KindBackend) ControllerIdentity(ctx context.Context, c client.Client, r
 func (b *KindBackend) Stop(ctx context.Context) error {
 	if b.opts.Keep {
 		if b.identity != nil {
-			b.identity.remove(ctx)
+			b.identity.Remove(ctx)
 		}
 		return nil
 	}
