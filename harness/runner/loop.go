@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -57,9 +56,7 @@ func NewLoop(ctx context.Context, opts Options) (*Loop, error) {
 		base.teardown()
 		return nil, fmt.Errorf("starting the proxy stand-in: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- base.startCluster(ctx) }()
-	return &Loop{opts: opts, base: base, waitCluster: sync.OnceValue(func() error { return <-done })}, nil
+	return &Loop{opts: opts, base: base, waitCluster: base.startClusterMeanwhile(ctx)}, nil
 }
 
 // Close stops the cluster and the proxy and removes the run directory.

@@ -86,6 +86,11 @@ type Options struct {
 	// StageTick is how often a stage that is still running says so
 	// (default 10 s: a cold first build is never silent for long).
 	StageTick time.Duration
+	// Terminal says Out is a terminal: the cluster's start, which runs
+	// while the controller builds, then shows its progress as it comes. In a
+	// log (false: CI, a pipe, a grade) it shows under the cluster stage, so
+	// the stages' lines do not interleave.
+	Terminal bool
 }
 
 // sequenceSeeds are the seeds a check's generated sequences run: the ones
@@ -250,10 +255,7 @@ func (r *run) setup(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.Label)
-	// The control plane starts while the controller builds.
-	clusterDone := make(chan error, 1)
-	go func() { clusterDone <- r.startCluster(ctx) }()
-	waitCluster := sync.OnceValue(func() error { return <-clusterDone })
+	waitCluster := r.startClusterMeanwhile(ctx)
 	var binary string
 	ok := r.compile(ctx, &binary) &&
 		r.unitStage(ctx, binary) &&
@@ -263,6 +265,26 @@ func (r *run) setup(ctx context.Context) (bool, error) {
 		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
 	}
 	return ok, nil
+}
+
+// startClusterMeanwhile starts the control plane while the controller
+// builds, and returns the wait for it: the cluster stage. Its progress (a
+// first run builds etcd from source for minutes) is held in a log until the
+// wait begins (heldOut), so the build's lines and the cluster's do not
+// interleave; on a terminal it shows as it comes.
+func (r *run) startClusterMeanwhile(ctx context.Context) (wait func() error) {
+	var held *heldOut
+	progress := r.opts.Out
+	if !r.opts.Terminal {
+		held = &heldOut{w: r.opts.Out}
+		progress = held
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.startCluster(ctx, progress) }()
+	return sync.OnceValue(func() error {
+		held.release()
+		return <-done
+	})
 }
 
 // compile builds the controller into the run directory and regenerates
@@ -400,12 +422,12 @@ func (r *run) onTeardown(f func()) {
 	r.cleanups = append(r.cleanups, f)
 }
 
-func (r *run) startCluster(ctx context.Context) error {
+func (r *run) startCluster(ctx context.Context, progress io.Writer) error {
 	if r.opts.Backend != nil {
 		r.backend = r.opts.Backend
 		return nil
 	}
-	b, err := r.opts.NewBackend(ctx, filepath.Join(r.dir, "cluster"), r.opts.Out)
+	b, err := r.opts.NewBackend(ctx, filepath.Join(r.dir, "cluster"), progress)
 	if err != nil {
 		return err
 	}

@@ -63,3 +63,43 @@ func (s *stageOut) end(text string, goOn bool) {
 		s.line = ""
 	}
 }
+
+// heldOut is the progress of the cluster's start, which runs while the
+// build and the unit tests do. In a log (CI, a pipe: Options.Terminal
+// false) its lines are held until release, when the cluster stage begins,
+// so that every stage's lines stay together and one stream reads top to
+// bottom; after release it writes through. A nil heldOut is a terminal's:
+// the progress shows as it comes, each line whole (stageOut).
+type heldOut struct {
+	mu       sync.Mutex
+	w        io.Writer
+	held     []byte
+	released bool
+}
+
+func (h *heldOut) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return h.w.Write(p)
+	}
+	h.held = append(h.held, p...)
+	return len(p), nil
+}
+
+// release writes what was held and lets the rest through.
+func (h *heldOut) release() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return
+	}
+	h.released = true
+	if len(h.held) > 0 {
+		_, _ = h.w.Write(h.held)
+		h.held = nil
+	}
+}
