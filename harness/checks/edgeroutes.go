@@ -277,7 +277,11 @@ func (r *Route) HasConditions(ctx context.Context, wants ...Want) error {
 
 // Eventually waits until r has the wanted conditions.
 func (r *Route) Eventually(ctx context.Context, within time.Duration, wants ...Want) {
-	r.t.WaitFor(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) })
+	err := r.t.converges(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) },
+		func(now time.Time) (doom, bool) { return r.t.settledOnRefusal(r.Key(), now) })
+	if err != nil {
+		r.t.Fatalf("%s", err)
+	}
 }
 
 // GenerationAndSpec returns metadata.generation and the spec, to prove they are untouched.

@@ -18,7 +18,9 @@ import (
 // after Timeouts.TimerSettle without a reconcile.
 //
 // It ends at once when the evidence proves the wait cannot succeed (see
-// doom.go): a refused write of the status, a panic loop, a hot loop.
+// doom.go): a refused write of the status, a panic loop, a hot loop; a wait
+// on one route (Route.Eventually) also when the controller has settled on a
+// refused push of it (settled.go).
 //
 // A failed wait adds the cause the evidence shows: whether the controller
 // reconciled after the last thing the check did, and what it wrote.
@@ -32,6 +34,12 @@ func (t *T) WaitFor(ctx context.Context, within time.Duration, what string, cond
 // for a check that adds its own context to it (the sequence so far, say).
 // The cause from the evidence is added either way.
 func (t *T) Converges(ctx context.Context, within time.Duration, what string, cond func() error) error {
+	return t.converges(ctx, within, what, cond, nil)
+}
+
+// converges is Converges with a proof of its own (settledOnRefusal for a
+// wait on one route), read when doomed's hold none.
+func (t *T) converges(ctx context.Context, within time.Duration, what string, cond func() error, proof func(now time.Time) (doom, bool)) error {
 	start := time.Now()
 	for {
 		err := cond()
@@ -41,7 +49,11 @@ func (t *T) Converges(ctx context.Context, within time.Duration, what string, co
 		var why string
 		_, timer := t.activity.quiet()
 		quiet := t.activity.quietSince(start)
-		d, doomed := t.doomed(ctx, time.Now())
+		now := time.Now()
+		d, doomed := t.doomed(ctx, now)
+		if !doomed && proof != nil {
+			d, doomed = proof(now)
+		}
 		switch {
 		case ctx.Err() != nil:
 			why = "the check was stopped"
