@@ -278,7 +278,7 @@ func (r *Route) HasConditions(ctx context.Context, wants ...Want) error {
 // Eventually waits until r has the wanted conditions.
 func (r *Route) Eventually(ctx context.Context, within time.Duration, wants ...Want) {
 	err := r.t.converges(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) },
-		func(now time.Time) (doom, bool) { return r.t.settledOnRefusal(r.Key(), now) })
+		func(now time.Time) (doom, bool) { return r.t.settledOnRefusal(r.Key(), now) }, false)
 	if err != nil {
 		r.t.Fatalf("%s", err)
 	}

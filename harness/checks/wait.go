@@ -34,12 +34,23 @@ func (t *T) WaitFor(ctx context.Context, within time.Duration, what string, cond
 // for a check that adds its own context to it (the sequence so far, say).
 // The cause from the evidence is added either way.
 func (t *T) Converges(ctx context.Context, within time.Duration, what string, cond func() error) error {
-	return t.converges(ctx, within, what, cond, nil)
+	return t.converges(ctx, within, what, cond, nil, false)
+}
+
+// WaitPatiently is WaitFor for work a controller may do off its queue, on a
+// timer of its own (a start-up sweep retrying a listing the proxy refused):
+// the controller's idleness proves nothing then, so only within and the
+// evidence's proofs end the wait.
+func (t *T) WaitPatiently(ctx context.Context, within time.Duration, what string, cond func() error) {
+	if err := t.converges(ctx, within, what, cond, nil, true); err != nil {
+		t.Fatalf("%s", err)
+	}
 }
 
 // converges is Converges with a proof of its own (settledOnRefusal for a
-// wait on one route), read when doomed's hold none.
-func (t *T) converges(ctx context.Context, within time.Duration, what string, cond func() error, proof func(now time.Time) (doom, bool)) error {
+// wait on one route), read when doomed's hold none; a patient wait is not
+// ended by the controller's idleness.
+func (t *T) converges(ctx context.Context, within time.Duration, what string, cond func() error, proof func(now time.Time) (doom, bool), patient bool) error {
 	start := time.Now()
 	for {
 		err := cond()
@@ -72,6 +83,7 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 			if d.Blocker != nil {
 				t.setBlocker(*d.Blocker)
 			}
+		case patient:
 		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
 			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
 		case timer && t.Timeouts.TimerSettle > 0 && quiet >= t.Timeouts.TimerSettle:

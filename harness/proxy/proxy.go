@@ -5,9 +5,11 @@
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
 //	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent, 503 refused (busy: try again)
-//	GET    /v1/routes                                -> JSON table
+//	GET    /v1/routes                                -> JSON table, or 503 while listing is refused
 //
 // While "down", PUT and DELETE get no answer: the connection is closed.
+// RefuseListing makes GET /v1/routes fail for a while, as a proxy still
+// starting would.
 package proxy
 
 import (
@@ -75,6 +77,16 @@ type Server struct {
 	refuse   map[Key]refusal
 	ackDelay time.Duration
 	down     bool
+
+	refuseList   time.Duration // how long listing is refused, from the first refused listing
+	refusingFrom time.Time     // the first refused listing; zero until one comes
+	listings     []Listing
+}
+
+// Listing is one GET /v1/routes the proxy answered.
+type Listing struct {
+	At      time.Time
+	Refused bool // answered 503 Service Unavailable
 }
 
 // Start listens on a loopback port and serves until Close.
@@ -150,6 +162,22 @@ func (s *Server) SetDown(down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = down
+}
+
+// RefuseListing makes GET /v1/routes answer 503 Service Unavailable for d,
+// counted from the first listing refused (a controller that lists late still
+// has its first listing refused), then answer again; 0 answers at once.
+func (s *Server) RefuseListing(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseList, s.refusingFrom = d, time.Time{}
+}
+
+// Listings returns the listings of the routes the proxy answered, oldest first.
+func (s *Server) Listings() []Listing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Listing(nil), s.listings...)
 }
 
 // SetACKDelay holds every answer to a PUT for d before sending it.
@@ -323,7 +351,18 @@ func (s *Server) answer(w http.ResponseWriter, ev Event) {
 }
 
 func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
+	now := time.Now()
 	s.mu.Lock()
+	if s.refuseList > 0 && s.refusingFrom.IsZero() {
+		s.refusingFrom = now
+	}
+	if s.refuseList > 0 && now.Sub(s.refusingFrom) < s.refuseList {
+		s.listings = append(s.listings, Listing{At: now, Refused: true})
+		s.mu.Unlock()
+		http.Error(w, "the proxy is starting: its route table cannot be listed yet", http.StatusServiceUnavailable)
+		return
+	}
+	s.listings = append(s.listings, Listing{At: now})
 	table := make(map[string]Route, len(s.routes))
 	for k, r := range s.routes {
 		table[k.String()] = r

@@ -147,3 +147,42 @@ func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
 		t.Fatalf("events: %+v", evs)
 	}
 }
+
+func TestRefusedListingAnswersAgainAfterItsTime(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	s.RefuseListing(time.Hour)
+	for range 2 {
+		if code, _ := do(t, http.MethodGet, s.URL()+"/v1/routes", nil); code != http.StatusServiceUnavailable {
+			t.Fatalf("GET /v1/routes while refused = %d, want 503", code)
+		}
+	}
+	s.RefuseListing(0)
+	if code, _ := do(t, http.MethodGet, s.URL()+"/v1/routes", nil); code != http.StatusOK {
+		t.Fatalf("GET /v1/routes once no longer refused = %d, want 200", code)
+	}
+
+	// A refusal of d ends d after the first listing it refused.
+	s.RefuseListing(200 * time.Millisecond)
+	deadline := time.Now().Add(time.Minute)
+	refused := 0
+	for {
+		code, _ := do(t, http.MethodGet, s.URL()+"/v1/routes", nil)
+		if code == http.StatusOK {
+			break
+		}
+		refused++
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /v1/routes still refused (%d) a minute after a refusal of 200ms", code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := s.Listings()
+	if len(got) != 3+refused+1 || !got[0].Refused || !got[1].Refused || got[2].Refused || got[len(got)-1].Refused || refused == 0 {
+		t.Fatalf("listings recorded %+v, want 2 refused, 1 answered, %d refused, 1 answered", got, refused)
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
 )
 
 // Condition vocabulary of the status contract (docs/contract.md).
@@ -744,7 +745,10 @@ the deleted EdgeRoute (with a deletionTimestamp) until Reconcile has withdrawn i
 and removed the finalizer, so the restarted controller finds it in its first list. The
 check kills the controller, deletes one of two programmed routes, keeps the proxy's table
 and starts the controller again: the deleted route must be withdrawn, the object gone,
-and the other route never withdrawn (a sweep withdraws only what has no EdgeRoute).`,
+and the other route never withdrawn (a sweep withdraws only what has no EdgeRoute). The
+proxy is still starting when the controller comes back: it refuses to list its routes
+(503) for a couple of seconds, so a sweep must retry a listing that failed, with backoff,
+and never report "0 orphans" for a table it could not read.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		t.CreateService(ctx, "down-svc")
 		deleted := t.NewRoute(ctx, "deleted", "down-svc", 8080)
@@ -757,13 +761,19 @@ and the other route never withdrawn (a sweep withdraws only what has no EdgeRout
 		t.KillController(ctx)
 		stopped := time.Now()
 		deleted.Delete(ctx) // the proxy keeps its table: only the controller is down
+		t.Did(evidence.ProxyChanged, "", "the proxy refuses to list its routes (503) for %s from the first listing, as a proxy still starting would", listRefusal)
+		t.Proxy.RefuseListing(listRefusal)
+		defer t.Proxy.RefuseListing(0)
 		t.StartController(ctx)
 
-		t.WaitFor(ctx, t.Timeouts.Converge, "the route of "+deleted.String()+" to be withdrawn", func() error {
+		// A sweep retries on a timer of its own, off the queue: the
+		// controller's idleness while it waits proves nothing.
+		t.WaitPatiently(ctx, t.Timeouts.Converge, "the route of "+deleted.String()+" to be withdrawn", func() error {
 			if _, held := t.Proxy.Route(deleted.Key()); held {
 				return fmt.Errorf("the proxy still holds %s, whose EdgeRoute was deleted while the controller was stopped\n"+
-					"  expected: withdrawn once the controller is back\n"+
-					"  observed: still routed after the controller started again (%s)", deleted.Key(), ClauseDeleted)
+					"  expected: withdrawn once the controller is back, also when the proxy cannot be listed at first\n"+
+					"  observed: still routed after the controller started again (%s)\n"+
+					"  listings: %s", deleted.Key(), ClauseDeleted, listings(t.Proxy.Listings(), stopped))
 			}
 			return nil
 		})
@@ -778,6 +788,39 @@ and the other route never withdrawn (a sweep withdraws only what has no EdgeRout
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, kept.Name)
 	},
+}
+
+// listRefusal is how long deleted-while-down's proxy refuses to list its
+// routes after the restart, from the first listing it refuses.
+const listRefusal = 2 * time.Second
+
+// listings says what the controller's listings of the proxy's routes since
+// from met: what tells a listing given up on after a refusal from no
+// listing at all.
+func listings(all []proxy.Listing, from time.Time) string {
+	refused, answered := 0, 0
+	var lastRefused time.Time
+	for _, l := range all {
+		switch {
+		case l.At.Before(from):
+		case l.Refused:
+			refused++
+			lastRefused = l.At
+		default:
+			answered++
+		}
+	}
+	switch {
+	case refused+answered == 0:
+		return "the controller never listed the proxy's routes (GET /v1/routes) after it started, and the deleted EdgeRoute was not kept until its route was withdrawn"
+	case answered == 0:
+		return fmt.Sprintf("the proxy refused every listing of its routes the controller made (%d, the last at %s: 503), "+
+			"and the controller never listed again once the proxy answered: a listing that failed was taken as final, "+
+			"as if the proxy held no route (%s)", refused, lastRefused.Format("15:04:05.000"), ClauseRestart)
+	default:
+		return fmt.Sprintf("the proxy refused %d listings of its routes and answered %d: the controller read the table "+
+			"and still did not withdraw the route of the deleted EdgeRoute", refused, answered)
+	}
 }
 
 // snapshot reads the route and the controller's metrics, waiting until the

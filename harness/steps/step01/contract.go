@@ -33,7 +33,7 @@ func Contract() []step.Clause {
 		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn"},
 		{ID: ClauseAcked, Rule: "Service exists, push ACKed: Accepted=True/Valid, Programmed=True/Synced, the route present with the current spec"},
 		{ID: ClauseNacked, Rule: "Service exists, push NACKed: Accepted=True/Valid, Programmed=False/PushFailed with the NACK's reason; the data plane as the proxy left it (no withdraw)"},
-		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down"},
+		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down, and also when the proxy cannot be listed at first"},
 		{ID: ClauseReadErr, Rule: "Service read fails (not NotFound): status and data plane unchanged, the error returned"},
 		{ID: ClauseObsGen, Rule: "every condition carries observedGeneration = the generation it describes"},
 		{ID: ClauseAfterAck, Rule: "Programmed=True is written only when the proxy's latest answer for the route's current generation is an ACK"},
@@ -46,7 +46,7 @@ func Contract() []step.Clause {
 		{ID: ClauseNoFlap, Rule: "a route that should stay programmed is never withdrawn, not even for a moment"},
 		{ID: ClauseQuiet, Rule: "a converged controller writes nothing and reconciles nothing"},
 		{ID: ClauseBackoff, Rule: "a refused push is retried with backoff, never in a tight loop"},
-		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch with no events, deletions made while it was down included"},
+		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch with no events, deletions made while it was down included, also when the proxy cannot be listed at first (a failed listing retried, never taken for an empty table)"},
 		{ID: ClauseSchema, Rule: "the CRD rejects invalid specs with a readable message, has the status subresource and the condition columns"},
 		{ID: ClauseRBAC, Rule: "the controller's generated role grants what it reads and writes"},
 	}
