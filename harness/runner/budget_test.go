@@ -6,6 +6,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // TestTheBudgetDecidesTheSeeds: make check (the learner's budget, the
@@ -36,5 +37,29 @@ func TestTheBudgetDecidesTheSeeds(t *testing.T) {
 	}
 	if _, err := checks.ParseBudget("short"); err == nil {
 		t.Errorf("ParseBudget accepted %q", "short")
+	}
+}
+
+// TestAGradeRunsTheSameSeedsEveryTime: make grade twice on the same
+// submission must give the same check results, so nothing of a grade's
+// sequences may depend on the run: whatever fresh seed a run would draw, a
+// grade's options (what gw10 grade sets: no replay, FixedSeeds) run exactly
+// the step's fixed seeds, on the full budget. That the same seeds make the
+// same plan, step by step, is step01's TestTheGradesPlanIsTheSameEveryTime.
+func TestAGradeRunsTheSameSeedsEveryTime(t *testing.T) {
+	for _, st := range steps.All() {
+		if len(st.Seeds) == 0 {
+			continue
+		}
+		draws := int64(0)
+		fresh := func() int64 { draws++; return 1000 + draws } // a different seed every run
+		opts := Options{Step: st, FixedSeeds: true, Budget: checks.BudgetLearner}
+		first, second := opts.sequenceSeeds(fresh), opts.sequenceSeeds(fresh)
+		if !reflect.DeepEqual(first, st.Seeds) || !reflect.DeepEqual(second, st.Seeds) {
+			t.Errorf("%s: two grades ran seeds %v and %v, not the step's fixed seeds %v", st.Name, first, second, st.Seeds)
+		}
+		if b := opts.budget(); b != checks.BudgetFull {
+			t.Errorf("%s: a grade runs the %q budget, not the full one", st.Name, b)
+		}
 	}
 }

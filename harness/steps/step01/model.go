@@ -326,7 +326,9 @@ func covers(seq []op) map[string]bool {
 				got["a NACK after an ACK"] = true
 			}
 		case opEditRoute:
-			if w.NACK[o.Route] {
+			// The NACK must matter: the route's Service exists before and
+			// after the edit, so the edited spec is pushed and refused.
+			if r := w.Routes[o.Route]; w.NACK[o.Route] && r.Exists && w.Services[r.Spec.Service] && w.Services[o.Spec.Service] {
 				got["an edit during a NACK"] = true
 			}
 		case opDeleteService:

@@ -1,8 +1,11 @@
 package step01
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,5 +280,51 @@ func TestTheLearnersSetupIsOneStep(t *testing.T) {
 		if !reflect.DeepEqual(flat, seq) {
 			t.Errorf("%s budget: the steps are not the sequence's changes in order", c.budget)
 		}
+	}
+}
+
+// TestTheGradedSeedsCoverEverySituation: a grade runs the fixed seeds only
+// (make grade, the workflows), so they must reach every situation of the
+// contract's list; changing a seed, the generator or the model must keep it so.
+func TestTheGradedSeedsCoverEverySituation(t *testing.T) {
+	seeds := fixedSeeds()
+	seq := generateSegments(seeds, segmentLengths(len(seeds)))
+	if _, missed := coverage(seq); len(missed) > 0 {
+		t.Errorf("the graded seeds %v (%d steps) miss %q: choose a seed (or add a short segment's seed) that reaches them", seeds, len(seq), missed)
+	}
+	if got := Step().Seeds; !slices.Equal(got, seeds) {
+		t.Errorf("the descriptor's Seeds are %v, not the fixed seeds %v", got, seeds)
+	}
+}
+
+// gradedPlanDigest is the SHA-256 of the grade's sequence plan (every step's
+// changes, one step a line, as a failure prints them). A grade of the same
+// submission must give the same results, run after run and on any machine:
+// the plan is a pure function of the fixed seeds, and this pins it. A change
+// of the generator, the model or the seeds that changes it changes every
+// submission's grade: update the digest only on purpose, and say so.
+const gradedPlanDigest = "659f11ea06c782dc9fb8388af979ab23c8ee01c8bbd1e652acff6fb6f2b33f47"
+
+// TestTheGradesPlanIsTheSameEveryTime: the fixed seeds make the same steps
+// every time (two plans compared step by step, map order and all) and the
+// same steps as when the digest was taken.
+func TestTheGradesPlanIsTheSameEveryTime(t *testing.T) {
+	plan := func() [][]op {
+		return stepsOf(checks.BudgetFull, sequenceOf(checks.BudgetFull, Step().Seeds))
+	}
+	first := plan()
+	for range 20 {
+		if again := plan(); !reflect.DeepEqual(first, again) {
+			t.Fatalf("the grade's plan differs between two runs:\n%v\n%v", first, again)
+		}
+	}
+	var b strings.Builder
+	for _, step := range first {
+		b.WriteString(stepText(step))
+		b.WriteByte('\n')
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256([]byte(b.String()))); got != gradedPlanDigest {
+		t.Errorf("the grade's plan (seeds %v) has digest %s, not %s: every submission's grade may change. "+
+			"If that is meant, set gradedPlanDigest to it. The plan:\n%s", Step().Seeds, got, gradedPlanDigest, b.String())
 	}
 }

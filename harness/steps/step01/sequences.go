@@ -54,12 +54,17 @@ finalizer never removed and a retry loop without backoff all fail here.`,
 	Run: runSequence,
 }
 
-// fixedSeeds are the step's grading seeds (the descriptor's Seeds). 139357
-// was chosen with the model: of about 300 000 seeds, the first whose
-// sequence (24 steps, an ordinary length) reaches eight of the nine
-// situations; it kills the visible mutants the sequences check is for (make
-// test proves it). What it covers is in docs/contract.md, kept true by a test.
-func fixedSeeds() []int64 { return []int64{139357} }
+// fixedSeeds are the step's grading seeds (the descriptor's Seeds), each a
+// segment of one sequence (segmentLengths). 139357 was chosen with the
+// model: of about 300 000 seeds, the first whose sequence (24 steps, an
+// ordinary length) reaches eight of the nine situations; it kills the
+// visible mutants the sequences check is for (make test proves it). No seed
+// of that length reaches all nine, so 1549, of the first 200 000 the one
+// whose short segment after it adds the fewest steps (7), brings the one it
+// misses (an edit during a NACK, of a route whose Service exists, so the edited spec is refused): a grade covers every situation, and
+// TestTheGradedSeedsCoverEverySituation keeps it so. What they cover is in
+// docs/contract.md, kept true by a test.
+func fixedSeeds() []int64 { return []int64{139357, 1549} }
 
 // segmentLengths gives the sequence's segments their lengths: the first
 // (the step's fixed seed) the full length, every later one (make check's
