@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +43,7 @@ type apiserverLog struct {
 	mu       sync.Mutex
 	versions []seenVersion
 	services []seenService
+	objects  []ObjectSeen
 }
 
 // recordAPIServer watches the check's EdgeRoutes and Services and records
@@ -62,9 +64,31 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 	}
 	if w, err := t.Client.Watch(ctx, &corev1.ServiceList{}, client.InNamespace(t.Namespace)); err == nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); t.followServices(ctx, w) }()
+		go func() {
+			defer wg.Done()
+			t.followObjects(ctx, "Service", w, func(at time.Time, obj metav1.Object, exists bool) {
+				t.api.services = append(t.api.services, seenService{at: at, name: obj.GetName(), exists: exists})
+			})
+		}()
 	} else {
 		t.Logf("could not watch Services in %s: %v", t.Namespace, err)
+	}
+	for _, gvk := range t.Watched {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		w, err := t.Client.Watch(ctx, list, client.InNamespace(t.Namespace))
+		if err != nil {
+			t.Logf("could not watch %ss in %s: %v", gvk.Kind, t.Namespace, err)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.followObjects(ctx, gvk.Kind, w, func(at time.Time, obj metav1.Object, exists bool) {
+				t.api.objects = append(t.api.objects, ObjectSeen{At: at, Kind: gvk.Kind, Name: obj.GetName(),
+					Generation: obj.GetGeneration(), Exists: exists})
+			})
+		}()
 	}
 	return func() { cancel(); wg.Wait() }
 }
@@ -167,15 +191,18 @@ func specText(obj *unstructured.Unstructured) string {
 	return string(b)
 }
 
-func (t *T) followServices(ctx context.Context, w watch.Interface) {
+// followObjects records the objects of kind on w appearing, changing and
+// going, as evidence, and hands each to keep (under t.api's lock): the
+// Services the checks read, and the kinds the step watches (Env.Watched).
+func (t *T) followObjects(ctx context.Context, kind string, w watch.Interface, keep func(at time.Time, obj metav1.Object, exists bool)) {
 	defer w.Stop()
 	for {
 		ev, ok := next(ctx, w)
 		if !ok {
 			return
 		}
-		svc, isSvc := ev.Object.(*corev1.Service)
-		if !isSvc {
+		obj, isObj := ev.Object.(metav1.Object)
+		if !isObj {
 			continue
 		}
 		verb := map[watch.EventType]string{watch.Added: "exists", watch.Modified: "changed", watch.Deleted: "is gone"}[ev.Type]
@@ -184,9 +211,9 @@ func (t *T) followServices(ctx context.Context, w watch.Interface) {
 		}
 		now := time.Now()
 		t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object,
-			Object: "Service " + t.Namespace + "/" + svc.Name, Text: "Service " + svc.Name + " " + verb})
+			Object: kind + " " + t.Namespace + "/" + obj.GetName(), Text: kind + " " + obj.GetName() + " " + verb})
 		t.api.mu.Lock()
-		t.api.services = append(t.api.services, seenService{at: now, name: svc.Name, exists: ev.Type != watch.Deleted})
+		keep(now, obj, ev.Type != watch.Deleted)
 		t.api.mu.Unlock()
 	}
 }

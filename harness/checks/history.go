@@ -21,6 +21,9 @@ type History struct {
 	Versions []Version
 	// Services are the namespace's Services appearing and going.
 	Services []ServiceSeen
+	// Objects are the namespace's objects of the kinds the step watches
+	// (Env.Watched), appearing, changing and going, in order.
+	Objects []ObjectSeen
 	// Actions are the check's own changes of the world, in order.
 	Actions []evidence.Event
 	// Proxy is every request the proxy got for the namespace's routes.
@@ -64,6 +67,15 @@ type ServiceSeen struct {
 	Exists bool
 }
 
+// ObjectSeen is an object of a kind the step watches (Env.Watched) as the
+// watch delivered it: Exists is false for its Deleted event.
+type ObjectSeen struct {
+	At         time.Time
+	Kind, Name string
+	Generation int64
+	Exists     bool
+}
+
 // Invariant is a clause of the step's contract checked over the whole
 // history of every check (at its end, and after every step of a sequence).
 // Eval returns one line per violation: when, which object, what was
@@ -98,6 +110,7 @@ func (t *T) History() History {
 		for _, s := range t.api.services {
 			h.Services = append(h.Services, ServiceSeen{At: s.at, Name: s.name, Exists: s.exists})
 		}
+		h.Objects = append(h.Objects, t.api.objects...)
 		t.api.mu.Unlock()
 	}
 	for _, ev := range t.Record.Events() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
@@ -58,6 +59,10 @@ type Env struct {
 	// Execute evaluates them over the whole history once the check has
 	// run, and a check may evaluate them sooner (T.Violations).
 	Invariants []Invariant
+	// Watched are the namespaced kinds, beside the step's routes and
+	// Services, whose objects the check's recorder watches in its namespace:
+	// each change is evidence, and History().Objects lists them.
+	Watched []schema.GroupVersionKind
 	// Probe compiles and runs a grader-owned test beside the step's code
 	// (see Probe); nil where the runner gives none.
 	Probe ProbeFunc

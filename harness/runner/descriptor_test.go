@@ -2,9 +2,14 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
@@ -22,7 +27,10 @@ func tinyStep(base step.Step) step.Step {
 		SolutionDir:    "tiny-solution",
 		SolutionModule: "example.com/tiny-solution",
 		Chapter:        "harness/testdata/tiny/chapter.md",
-		Cleanup:        base.Cleanup,
+		Cleanup:        append(append([]schema.GroupVersionKind(nil), base.Cleanup...), configMaps),
+		// A kind no course step watches: the recorder follows it because
+		// the descriptor says so, with no change to package checks.
+		Watched: []schema.GroupVersionKind{configMaps},
 		Checks: []checks.Check{{
 			ID:       "tiny-programmed",
 			Title:    "a route to an existing Service is programmed",
@@ -34,10 +42,25 @@ func tinyStep(base step.Step) step.Step {
 				t.CreateService(ctx, "tiny-svc")
 				r := t.NewRoute(ctx, "tiny", "tiny-svc", 8080)
 				r.Eventually(ctx, t.Timeouts.Converge, checks.Want{Type: "Programmed", Status: "True"})
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tiny-config", Namespace: t.Namespace}}
+				if err := t.Client.Create(ctx, cm); err != nil {
+					t.Fatalf("creating ConfigMap tiny-config: %v", err)
+				}
+				t.WaitFor(ctx, t.Timeouts.Converge, "the recorder sees ConfigMap tiny-config, a kind the step watches", func() error {
+					for _, o := range t.History().Objects {
+						if o.Kind == "ConfigMap" && o.Name == "tiny-config" && o.Exists {
+							return nil
+						}
+					}
+					return fmt.Errorf("the history's watched objects are %v", t.History().Objects)
+				})
 			},
 		}},
 	}
 }
+
+// configMaps is the tiny step's own watched kind.
+var configMaps = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
 func TestThePipelineRunsAStepThatIsNotACourseStep(t *testing.T) {
 	st := tinyStep(steps.Default())

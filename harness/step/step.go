@@ -45,6 +45,11 @@ type Step struct {
 	// Invariants are the contract's clauses checked at every event of every
 	// check (checks.Invariant): the runner gives them to each check.
 	Invariants []checks.Invariant
+	// Watched are the namespaced kinds, beside those the checks package
+	// records itself, whose objects every check's recorder watches in the
+	// check's namespace (checks.Env.Watched): their changes are evidence
+	// and the invariants see them (checks.History.Objects).
+	Watched []schema.GroupVersionKind
 	// Cleanup are the namespaced kinds a check may create that the runner
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).
