@@ -149,17 +149,18 @@ $(GOLANGCI_LINT): tools/lint/go.mod tools/lint/go.sum
 	@sh scripts/progress.sh "building golangci-lint (pinned in tools/lint; first run: a few minutes) ..." -- \
 	  sh -c 'cd tools/lint && GOWORK=off go build -o ../../$(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint'
 
-# golangci-lint reads the solution, not step01/: the skeleton is generated
-# from it, and its stubs leave code unused until the learner writes it.
+# golangci-lint reads each solution, not the learner modules: a skeleton is
+# generated from its solution, and its stubs leave code unused until the
+# learner writes it. The steps come from their descriptors (gw10 steps).
 .PHONY: lint
-lint: $(GOLANGCI_LINT) lint-workflows ## gofmt, go vet and golangci-lint (.golangci.yml) over every module, actionlint over the workflows.
-	@unformatted="$$(gofmt -l harness solutions step01)"; \
-	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi
-	go vet ./harness/... ./step01/...
+lint: $(GOLANGCI_LINT) $(GW10) lint-workflows ## gofmt, go vet and golangci-lint (.golangci.yml) over every module, actionlint over the workflows.
+	@set -e; dirs="$$($(GW10) steps --field dir)"; unformatted="$$(gofmt -l harness solutions $$dirs)"; \
+	  if [ -n "$$unformatted" ]; then echo "not gofmt'ed:"; echo "$$unformatted"; exit 1; fi; \
+	  pkgs="./harness/... $$(for d in $$dirs; do printf './%s/... ' "$$d"; done)"; echo "go vet $$pkgs"; go vet $$pkgs
 	go vet -tags gw10checkonly ./harness/cmd/gw10
-	cd solutions/step01 && GOWORK=off go vet ./...
+	@set -e; for d in $$($(GW10) steps --field solution); do echo "cd $$d && GOWORK=off go vet ./..."; (cd $$d && GOWORK=off go vet ./...); done
 	$(GOLANGCI_LINT) run ./harness/...
-	cd solutions/step01 && GOWORK=off ../../$(GOLANGCI_LINT) run ./...
+	@set -e; for d in $$($(GW10) steps --field solution); do echo "cd $$d && golangci-lint run ./..."; (cd $$d && GOWORK=off $(CURDIR)/$(GOLANGCI_LINT) run ./...); done
 
 # The learner module's own tests (step01's conditions_test.go) fail on the
 # pristine skeleton by design; the harness's skeleton test runs them and
@@ -177,9 +178,10 @@ test: test-needs-solutions $(GW10) lint ## The workbook's own test suite, in the
 	  || echo "chromium could not be installed: the timeline's browser test will say it was skipped"
 	sh scripts/progress_test.sh
 	@rm -f .gw10/kill-table.txt
-	@echo "go test ./harness/... and solutions/step01 (about 25 minutes on 2 cores, measured; the runner package is the long one)"
-	@status=0; assets="$$($(GW10) assets --print-path)"; \
-	  (cd solutions/step01 && KUBEBUILDER_ASSETS="$$assets" GOWORK=off go test -count=1 -timeout 10m ./...) || status=$$?; \
+	@echo "go test ./harness/... and every step's solution (about 25 minutes on 2 cores, measured; the runner package is the long one)"
+	@status=0; assets="$$($(GW10) assets --print-path)"; solutions="$$($(GW10) steps --field solution)" || exit 1; \
+	  for d in $$solutions; do \
+	    (cd $$d && KUBEBUILDER_ASSETS="$$assets" GOWORK=off go test -count=1 -timeout 10m ./...) || status=$$?; done; \
 	  KUBEBUILDER_ASSETS="$$assets" go test -count=1 -timeout 45m ./harness/... || status=$$?; \
 	  if [ -f .gw10/kill-table.txt ]; then echo; echo "kill table (harness/testdata/*/mutants must fail, variants must pass):"; cat .gw10/kill-table.txt; fi; exit $$status
 

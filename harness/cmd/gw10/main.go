@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"hint":          {"print the longer hint of a check", runHint},
 		"proxy":         {"run the stand-in proxy (the data plane the checks use) for the hand-run tasks; Ctrl-C stops it", runProxy},
 		"mutants":       {"score the checks against mutants generated in the solution's exercise regions (--sample N --seed S; --list)", runMutants},
+		"steps":         {"list the course's steps, one a line (--field name, dir or solution), for the Makefile and scripts", runSteps},
 	}
 	maps.Copy(cmds, fullCommands())
 	return cmds
