@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,23 +29,16 @@ type seenVersion struct {
 	gone       bool   // the watch's Deleted event: no conditions, no spec
 }
 
-// seenService is a Service of the check's namespace appearing or going.
-type seenService struct {
-	at     time.Time
-	name   string
-	exists bool
-}
-
 // apiserverLog keeps every EdgeRoute version and every Service change seen
 // in the check's namespace.
 type apiserverLog struct {
 	mu       sync.Mutex
 	versions []seenVersion
-	services []seenService
 	objects  []ObjectSeen
 }
 
-// recordAPIServer watches the check's EdgeRoutes and Services and records
+// recordAPIServer watches the check's EdgeRoutes and the kinds the step
+// watches (Env.Watched) and records
 // every change, with the moment it arrived: each status write is seen,
 // however briefly a value lasted, which polling cannot.
 func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
@@ -62,17 +54,6 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 	} else {
 		t.Logf("could not watch EdgeRoutes in %s: %v", t.Namespace, err)
 	}
-	if w, err := t.Client.Watch(ctx, &corev1.ServiceList{}, client.InNamespace(t.Namespace)); err == nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.followObjects(ctx, "Service", w, func(at time.Time, obj metav1.Object, exists bool) {
-				t.api.services = append(t.api.services, seenService{at: at, name: obj.GetName(), exists: exists})
-			})
-		}()
-	} else {
-		t.Logf("could not watch Services in %s: %v", t.Namespace, err)
-	}
 	for _, gvk := range t.Watched {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -82,13 +63,7 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 			continue
 		}
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.followObjects(ctx, gvk.Kind, w, func(at time.Time, obj metav1.Object, exists bool) {
-				t.api.objects = append(t.api.objects, ObjectSeen{At: at, Kind: gvk.Kind, Name: obj.GetName(),
-					Generation: obj.GetGeneration(), Exists: exists})
-			})
-		}()
+		go func() { defer wg.Done(); t.followObjects(ctx, gvk.Kind, w) }()
 	}
 	return func() { cancel(); wg.Wait() }
 }
@@ -192,9 +167,8 @@ func specText(obj *unstructured.Unstructured) string {
 }
 
 // followObjects records the objects of kind on w appearing, changing and
-// going, as evidence, and hands each to keep (under t.api's lock): the
-// Services the checks read, and the kinds the step watches (Env.Watched).
-func (t *T) followObjects(ctx context.Context, kind string, w watch.Interface, keep func(at time.Time, obj metav1.Object, exists bool)) {
+// going, as evidence, and in t.api's objects.
+func (t *T) followObjects(ctx context.Context, kind string, w watch.Interface) {
 	defer w.Stop()
 	for {
 		ev, ok := next(ctx, w)
@@ -213,7 +187,8 @@ func (t *T) followObjects(ctx context.Context, kind string, w watch.Interface, k
 		t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object,
 			Object: kind + " " + t.Namespace + "/" + obj.GetName(), Text: kind + " " + obj.GetName() + " " + verb})
 		t.api.mu.Lock()
-		keep(now, obj, ev.Type != watch.Deleted)
+		t.api.objects = append(t.api.objects, ObjectSeen{At: now, Kind: kind, Name: obj.GetName(),
+			Generation: obj.GetGeneration(), Exists: ev.Type != watch.Deleted})
 		t.api.mu.Unlock()
 	}
 }

@@ -19,8 +19,6 @@ type History struct {
 	// Versions are the EdgeRoutes of the namespace as the watch delivered
 	// them, in order, deletions included.
 	Versions []Version
-	// Services are the namespace's Services appearing and going.
-	Services []ServiceSeen
 	// Objects are the namespace's objects of the kinds the step watches
 	// (Env.Watched), appearing, changing and going, in order.
 	Objects []ObjectSeen
@@ -58,13 +56,6 @@ func (v Version) Find(typ string) (Condition, bool) {
 		}
 	}
 	return Condition{}, false
-}
-
-// ServiceSeen is a Service of the namespace appearing (Exists) or going.
-type ServiceSeen struct {
-	At     time.Time
-	Name   string
-	Exists bool
 }
 
 // ObjectSeen is an object of a kind the step watches (Env.Watched) as the
@@ -106,9 +97,6 @@ func (t *T) History() History {
 			}
 			h.Versions = append(h.Versions, Version{At: v.at, Name: v.name, Generation: v.generation, Service: v.service,
 				Deleting: v.deleting, Gone: v.gone, StatusWrite: write, Conditions: conds})
-		}
-		for _, s := range t.api.services {
-			h.Services = append(h.Services, ServiceSeen{At: s.at, Name: s.name, Exists: s.exists})
 		}
 		h.Objects = append(h.Objects, t.api.objects...)
 		t.api.mu.Unlock()

@@ -59,8 +59,7 @@ type Env struct {
 	// Execute evaluates them over the whole history once the check has
 	// run, and a check may evaluate them sooner (T.Violations).
 	Invariants []Invariant
-	// Watched are the namespaced kinds, beside the step's routes and
-	// Services, whose objects the check's recorder watches in its namespace:
+	// Watched are the namespaced kinds, beside the step's routes, whose objects the check's recorder watches in its namespace:
 	// each change is evidence, and History().Objects lists them.
 	Watched []schema.GroupVersionKind
 	// Probe compiles and runs a grader-owned test beside the step's code

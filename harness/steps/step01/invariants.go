@@ -140,9 +140,9 @@ func routeAt(h checks.History, name string, at time.Time) (checks.Version, bool)
 // serviceAt: Service name surely existed at at: the watch had seen it
 // appear, and the check had not deleted it since.
 func serviceAt(h checks.History, name string, at time.Time) bool {
-	var seen *checks.ServiceSeen
-	for i := range h.Services {
-		if s := &h.Services[i]; s.Name == name && !s.At.After(at) {
+	var seen *checks.ObjectSeen
+	for i := range h.Objects {
+		if s := &h.Objects[i]; s.Kind == "Service" && s.Name == name && !s.At.After(at) {
 			seen = s
 		}
 	}

@@ -39,7 +39,7 @@ func (s *story) service(sec float64, exists bool) *story {
 		trig = evidence.ServiceDeleted
 	}
 	s.action(sec, trig, "Service ns/svc")
-	s.h.Services = append(s.h.Services, checks.ServiceSeen{At: s.at(sec + 0.01), Name: "svc", Exists: exists})
+	s.h.Objects = append(s.h.Objects, checks.ObjectSeen{At: s.at(sec + 0.01), Kind: "Service", Name: "svc", Exists: exists})
 	return s
 }
 

@@ -27,8 +27,10 @@ func Step() step.Step {
 		Seeds:          fixedSeeds(),
 		Invariants:     invariants(),
 		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
-		UnitTests:      "^TestConditionsFor$",
-		UnitPackage:    "./internal/controller",
+		// The invariants read the Services' comings and goings (serviceAt).
+		Watched:     []schema.GroupVersionKind{{Version: "v1", Kind: "Service"}},
+		UnitTests:   "^TestConditionsFor$",
+		UnitPackage: "./internal/controller",
 	}
 }
 
