@@ -57,6 +57,7 @@ func Checks() []checks.Check {
 		selfHealCheck,
 		serviceRemovedCheck,
 		readErrorCheck,
+		statusWritesCheck,
 		specUpdateCheck,
 		pushFailureCheck,
 		quiescentCheck,
