@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/modfile"
@@ -35,39 +36,23 @@ func (r *run) probe(ctx context.Context, p checks.Probe) (checks.ProbeResult, er
 	if module == "" {
 		return checks.ProbeResult{}, fmt.Errorf("%s/go.mod names no module", opts.Label)
 	}
-	dir, err := os.MkdirTemp(r.dir, "probe-")
-	if err != nil {
-		return checks.ProbeResult{}, fmt.Errorf("making the probe's directory: %w", err)
+	b := r.probeBins.get(p)
+	b.once.Do(func() { b.bin, b.dir, b.failed, b.err = r.buildProbe(ctx, p, module) })
+	if b.err != nil {
+		return checks.ProbeResult{}, b.err
 	}
-	src := filepath.Join(dir, p.File)
-	if err := os.WriteFile(src, []byte(strings.ReplaceAll(p.Source, "MODULE", module)), 0o644); err != nil {
-		return checks.ProbeResult{}, fmt.Errorf("writing the probe: %w", err)
+	if b.failed != nil {
+		return *b.failed, nil
 	}
-	pkg := filepath.Join(opts.StepDir, filepath.FromSlash(p.Package))
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(pkg, p.File): src}})
-	if err != nil {
-		return checks.ProbeResult{}, fmt.Errorf("writing the probe's overlay: %w", err)
-	}
-	overlayFile := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		return checks.ProbeResult{}, fmt.Errorf("writing the probe's overlay: %w", err)
-	}
-	bin := filepath.Join(dir, "probe.test")
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-overlay", overlayFile, "-o", bin, "./"+p.Package)
-	cmd.Dir = opts.StepDir
-	cmd.Env = append(append(os.Environ(), opts.GoEnv...), sandboxedBuildEnv...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if ctx.Err() != nil {
-			return checks.ProbeResult{}, ctx.Err()
-		}
-		out := strings.ReplaceAll(string(out), src, p.Package+"/"+p.File)
-		return checks.ProbeResult{Output: relPaths(strings.TrimSpace(out), opts)}, nil
-	}
+	bin, dir := b.bin, b.dir
 	args := []string{"-test.count=1", "-test.v", "-test.run", p.Run, "-test.timeout", probeWall.String()}
 	var out string
 	var exit error
 	if sb := opts.Sandbox; sb != nil {
-		test, err := sb.Install(bin, filepath.Join("bin", "probe-"+filepath.Base(dir)+".test"))
+		b.install.Do(func() {
+			b.test, b.installErr = sb.Install(bin, filepath.Join("bin", "probe-"+filepath.Base(dir)+".test"))
+		})
+		test, err := b.test, b.installErr
 		if err != nil {
 			return checks.ProbeResult{}, err
 		}
@@ -94,4 +79,72 @@ func (r *run) probe(ctx context.Context, p checks.Probe) (checks.ProbeResult, er
 	}
 	out = strings.TrimSpace(out)
 	return checks.ProbeResult{Compiled: true, Passed: exit == nil && ranNoTest(out) == "", Output: out}, nil
+}
+
+// probeBins are a run's probe binaries, keyed by the probe's package, file
+// and source: two checks running tests of one probe share one build.
+type probeBins struct {
+	mu   sync.Mutex
+	bins map[string]*probeBin
+}
+
+type probeBin struct {
+	once     sync.Once
+	bin, dir string
+	failed   *checks.ProbeResult // the probe did not compile
+	err      error
+	// install puts the binary into the run's sandbox once (a grade).
+	install    sync.Once
+	test       string
+	installErr error
+}
+
+func (pb *probeBins) get(p checks.Probe) *probeBin {
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	key := p.Package + "\x00" + p.File + "\x00" + p.Source
+	if pb.bins == nil {
+		pb.bins = map[string]*probeBin{}
+	}
+	b := pb.bins[key]
+	if b == nil {
+		b = &probeBin{}
+		pb.bins[key] = b
+	}
+	return b
+}
+
+// buildProbe compiles the probe's test binary; a probe that does not compile
+// against the learner's code gives a result (failed), not an error.
+func (r *run) buildProbe(ctx context.Context, p checks.Probe, module string) (bin, dir string, failed *checks.ProbeResult, err error) {
+	opts := r.opts
+	dir, err = os.MkdirTemp(r.dir, "probe-")
+	if err != nil {
+		return "", "", nil, fmt.Errorf("making the probe's directory: %w", err)
+	}
+	src := filepath.Join(dir, p.File)
+	if err := os.WriteFile(src, []byte(strings.ReplaceAll(p.Source, "MODULE", module)), 0o644); err != nil {
+		return "", "", nil, fmt.Errorf("writing the probe: %w", err)
+	}
+	pkg := filepath.Join(opts.StepDir, filepath.FromSlash(p.Package))
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(pkg, p.File): src}})
+	if err != nil {
+		return "", "", nil, fmt.Errorf("writing the probe's overlay: %w", err)
+	}
+	overlayFile := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		return "", "", nil, fmt.Errorf("writing the probe's overlay: %w", err)
+	}
+	bin = filepath.Join(dir, "probe.test")
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-overlay", overlayFile, "-o", bin, "./"+p.Package)
+	cmd.Dir = opts.StepDir
+	cmd.Env = append(append(os.Environ(), opts.GoEnv...), sandboxedBuildEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return "", "", nil, ctx.Err()
+		}
+		out := strings.ReplaceAll(string(out), src, p.Package+"/"+p.File)
+		return "", "", &checks.ProbeResult{Output: relPaths(strings.TrimSpace(out), opts)}, nil
+	}
+	return bin, dir, nil, nil
 }

@@ -67,6 +67,16 @@ func TestAProbeIsCompiledBesideTheCodeAndRun(t *testing.T) {
 			if err != nil || res.Compiled || !strings.Contains(res.Output, "undefined") {
 				t.Fatalf("a probe that does not compile: %+v, %v", res, err)
 			}
+
+			// A second check running a test of the first probe shares its binary.
+			p.Source = strings.ReplaceAll(probeSource, "SHOULD_FAIL", "false")
+			res, err = r.probe(ctx, p)
+			if err != nil || !res.Compiled || !res.Passed {
+				t.Fatalf("the passing probe run again: %+v, %v", res, err)
+			}
+			if n := len(r.probeBins.bins); n != 3 {
+				t.Errorf("three probe sources built %d binaries, want 3 (one per source)", n)
+			}
 		})
 	}
 }

@@ -224,6 +224,9 @@ type run struct {
 	// prior is a proof a failed check found that holds for the rest of the
 	// run (see keepBlocker).
 	prior *checks.Prior
+	// probeBins are the probes' test binaries built in this run, one per
+	// source (see probeBinary): checks sharing a probe build it once.
+	probeBins probeBins
 }
 
 // note is said to the learner once the current stage's line is complete.

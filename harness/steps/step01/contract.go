@@ -37,7 +37,7 @@ func Contract() []step.Clause {
 		{ID: ClauseReadErr, Rule: "Service read fails (not NotFound): status and data plane unchanged, the error returned"},
 		{ID: ClauseObsGen, Rule: "every condition carries observedGeneration = the generation it describes"},
 		{ID: ClauseAfterAck, Rule: "Programmed=True is written only when the proxy's latest answer for the route's current generation is an ACK"},
-		{ID: ClauseOneWrite, Rule: "at most one status write per reconcile pass: every write is a whole status"},
+		{ID: ClauseOneWrite, Rule: "at most one status write per reconcile pass: every write is a whole status, and a failed write's error is returned"},
 		{ID: ClauseNoChurn, Rule: "no status write when nothing changed; lastTransitionTime moves only when a condition's status changes"},
 		{ID: ClauseSubres, Rule: "status is written through the status subresource"},
 		{ID: ClauseNoPoll, Rule: "a route waiting for its Service costs nothing: no reconcile runs while nothing changes (a RequeueAfter of 1 s or more is fair)"},

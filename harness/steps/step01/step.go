@@ -59,6 +59,7 @@ func Checks() []checks.Check {
 		selfHealCheck,
 		serviceRemovedCheck,
 		readErrorCheck,
+		statusWritesCheck,
 		specUpdateCheck,
 		pushFailureCheck,
 		quiescentCheck,

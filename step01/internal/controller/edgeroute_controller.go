@@ -52,7 +52,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and write
 	//    the status once, only when it changed. Programmed=True only after an ACK
-	//    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
+	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 
 	if obs.withdrawErr != nil {
 		// The status is written; the error makes the queue retry the withdraw with backoff.

@@ -96,7 +96,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:begin report
 	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and write
 	//gw10:todo    the status once, only when it changed. Programmed=True only after an ACK
-	//gw10:todo    (checks: missing-service, self-heal, spec-update, push-failure, quiescent).
+	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
 	before := er.Status.DeepCopy()
