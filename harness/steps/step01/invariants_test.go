@@ -136,3 +136,16 @@ func TestEveryInvariantNamesAClauseOfTheContract(t *testing.T) {
 		t.Fatal("the step has no invariants")
 	}
 }
+
+// TestTheStepWatchesTheKindsItsInvariantsRead: S-NACKED and Q-NO-FLAP ask
+// whether a route's Service existed (serviceAt reads History.Objects), and
+// the recorder follows only the kinds the descriptor names: without Service
+// among them every such invariant would hold vacuously.
+func TestTheStepWatchesTheKindsItsInvariantsRead(t *testing.T) {
+	for _, gvk := range Step().Watched {
+		if gvk.Group == "" && gvk.Kind == "Service" {
+			return
+		}
+	}
+	t.Fatalf("the descriptor watches %v: no Service, so the invariants that ask whether a Service existed cannot fail", Step().Watched)
+}
