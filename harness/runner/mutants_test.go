@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -24,14 +26,18 @@ import (
 // stage) that must catch it and a cause the failure must name; a variant is
 // a legitimate design applied to the solution, which must pass every check.
 // Both live in testdata/<step>/{mutants,variants}/*.txtar: the comment holds
-// "want: <check>", "stage: <stage>", "cause: <text>" lines and a sentence;
+// "want: <check>", "stage: <stage>", "cause: <text>", "clauses: <IDs>"
+// lines (the contract clauses the defect breaks; "-" for a failure the
+// harness diagnoses that no clause states, a hang or a crash) and a sentence;
 // the files come in FILE:old / FILE:new pairs, each old text occurring once.
 type mutant struct {
 	name      string
-	wantCheck string // the check that must fail
-	wantStage string // or the stage that must fail
-	wantCause string // a substring of the failure's causes, hint or message
-	about     string // the comment's prose: what the defect is
+	wantCheck string   // the check that must fail
+	wantStage string   // or the stage that must fail
+	wantCause string   // a substring of the failure's causes, hint or message
+	clauses   []string // the contract clauses it breaks; empty: "-"
+	hasClause bool     // a clauses: line was given
+	about     string   // the comment's prose: what the defect is
 	edits     []edit
 }
 
@@ -73,6 +79,11 @@ func parseMutant(name string, isMutant bool, ar *txtar.Archive) (mutant, error) 
 			m.wantStage = v
 		case "cause":
 			m.wantCause = v
+		case "clauses":
+			m.hasClause = true
+			if v = strings.TrimSpace(v); v != "-" {
+				m.clauses = strings.Fields(v)
+			}
 		default:
 			m.about = strings.TrimSpace(m.about + " " + sc.Text())
 		}
@@ -82,8 +93,10 @@ func parseMutant(name string, isMutant bool, ar *txtar.Archive) (mutant, error) 
 		return m, errors.New("a mutant needs want: <check> or stage: <stage>")
 	case isMutant && strings.TrimSpace(m.wantCause) == "":
 		return m, errors.New("a mutant needs a cause: its failure must name (an empty one matches any failure)")
-	case !isMutant && m.wantCheck+m.wantStage+m.wantCause != "":
-		return m, errors.New("a variant passes every check: it has no want:, stage: or cause:")
+	case isMutant && !m.hasClause:
+		return m, errors.New("a mutant needs clauses: the contract clauses its defect breaks (\"-\" for a hang or a crash no clause states)")
+	case !isMutant && (m.wantCheck+m.wantStage+m.wantCause != "" || m.hasClause):
+		return m, errors.New("a variant passes every check: it has no want:, stage:, cause: or clauses:")
 	case len(ar.Files)%2 != 0:
 		return m, errors.New("files must come in :old/:new pairs")
 	}
@@ -108,12 +121,15 @@ func TestAMutantMustNameItsCheckAndCause(t *testing.T) {
 		text   string
 		ok     bool
 	}{
-		{true, "want: self-heal\ncause: Owns\nA mistake.\n" + edits, true},
-		{true, "cause: Owns\nNo check.\n" + edits, false},
-		{true, "want: self-heal\ncause: \nAn empty cause.\n" + edits, false},
-		{true, "want: self-heal\nNo cause.\n" + edits, false},
+		{true, "want: self-heal\ncause: Owns\nclauses: Q-FANOUT\nA mistake.\n" + edits, true},
+		{true, "want: self-heal\ncause: Owns\nclauses: -\nA crash.\n" + edits, true},
+		{true, "want: self-heal\ncause: Owns\nNo clauses.\n" + edits, false},
+		{true, "cause: Owns\nclauses: Q-FANOUT\nNo check.\n" + edits, false},
+		{true, "want: self-heal\ncause: \nclauses: Q-FANOUT\nAn empty cause.\n" + edits, false},
+		{true, "want: self-heal\nclauses: Q-FANOUT\nNo cause.\n" + edits, false},
 		{false, "A legitimate design.\n" + edits, true},
 		{false, "want: self-heal\nA variant that names a check.\n" + edits, false},
+		{false, "clauses: Q-FANOUT\nA variant that names a clause.\n" + edits, false},
 	} {
 		_, err := parseMutant("m", tc.mutant, txtar.Parse([]byte(tc.text)))
 		if (err == nil) != tc.ok {
@@ -217,9 +233,9 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 				}
 				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
 				took, verdict := rep.Duration, verdictTime(rep, m)
-				clauses := "-" // a stage proves no clause of the contract
-				if c, ok := checks.Find(st.Checks, m.wantCheck); ok && len(c.Clauses) > 0 {
-					clauses = strings.Join(c.Clauses, ",")
+				clauses := "-" // a hang or a crash that no clause states
+				if len(m.clauses) > 0 {
+					clauses = strings.Join(m.clauses, ",")
 				}
 				row := func(result, text string) {
 					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, m.name, result, seconds(took), verdict, m.wantCheck+m.wantStage, clauses, firstLineOf(text, m.wantCause)))
@@ -254,6 +270,34 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 				row("killed", text)
 				t.Logf("mutant %s caught:\n%s", m.name, out)
 			})
+		}
+	}
+}
+
+// TestEveryClauseIsBrokenByAMutant: every clause of a step's contract is
+// broken by at least one mutant, whose check (the one that must fail)
+// declares that clause: each clause is shown to be able to fail, by the
+// check that claims to prove it.
+func TestEveryClauseIsBrokenByAMutant(t *testing.T) {
+	for _, st := range steps.All() {
+		broken := map[string][]string{}
+		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
+			chk, isCheck := checks.Find(st.Checks, m.wantCheck)
+			for _, id := range m.clauses {
+				if !slices.ContainsFunc(st.Contract, func(c step.Clause) bool { return c.ID == id }) {
+					t.Errorf("%s/%s: clauses names %s, which is no clause of the contract", st.Name, m.name, id)
+					continue
+				}
+				if isCheck && !slices.Contains(chk.Clauses, id) {
+					t.Errorf("%s/%s breaks %s, but its check %s does not declare that clause (it declares %v)", st.Name, m.name, id, chk.ID, chk.Clauses)
+				}
+				broken[id] = append(broken[id], m.name)
+			}
+		}
+		for _, c := range st.Contract {
+			if len(broken[c.ID]) == 0 {
+				t.Errorf("%s: no mutant breaks clause %s (%s): nothing shows its check can fail", st.Name, c.ID, c.Rule)
+			}
 		}
 	}
 }
