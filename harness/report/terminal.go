@@ -39,7 +39,7 @@ func (v View) again(r *Report) string {
 }
 
 // Terminal writes the focused view: the first failure in full, the others
-// one line each, and the closing line.
+// in short, and the closing line.
 func (r *Report) Terminal(w io.Writer) { r.TerminalView(w, View{}) }
 
 // TerminalView writes, for a person, what failed and why, and a closing line
@@ -70,6 +70,11 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		}
 		if !v.All && first != i {
 			short = append(short, fmt.Sprintf("  FAIL %s: %s", c.ID, oneLine(c)))
+			if len(c.Causes) > 0 {
+				// What the harness saw, which the hint (what the check
+				// requires) does not say: the line to start from.
+				short = append(short, "       cause: "+firstLine(c.Causes[0]))
+			}
 			continue
 		}
 		fmt.Fprintf(w, "\nFAIL %s: %s\n%s\n", c.ID, c.Title, indent(failureText(c), "     "))
@@ -86,7 +91,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		printLog(w, fresh, printed, "  | ")
 	}
 	if len(short) > 0 {
-		fmt.Fprintf(w, "\nAlso failing, one line each (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
+		fmt.Fprintf(w, "\nAlso failing, in short: the hint, and the first cause when there is one (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {

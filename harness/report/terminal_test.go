@@ -118,8 +118,8 @@ func TestTheClosingLineAgreesWithTheJSONSummary(t *testing.T) {
 }
 
 // TestTheTerminalShowsTheFirstFailureInFull: one full block, the first
-// failing check's; every other failure in one line with its hint; the run's
-// log once.
+// failing check's; every other failure in one line with its hint, and its
+// first cause beneath when it has one; the run's log once.
 func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	tail := []string{"--- controller started (pid 1) ---", "INFO Starting workers"}
 	r := run(func(r *Report) {
@@ -129,6 +129,7 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 			r.Checks[i].Logs = tail
 		}
 		r.Checks[2].Logs, r.Checks[2].LogsAboutCheck = []string{"ERROR reconciling ns-q/quiet"}, true
+		r.Checks[1].Causes = []string{"the Service event woke no EdgeRoute\nsecond line"}
 	})
 	var focused, all bytes.Buffer
 	r.Terminal(&focused)
@@ -139,7 +140,7 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  FAIL stage unit tests: x_test.go:9: wrong\n",
-		"  FAIL self-heal: watch Services\n",
+		"  FAIL self-heal: watch Services\n       cause: the Service event woke no EdgeRoute\n",
 		"  FAIL quiescent: write less\n",
 		"controller log: no line names this check's objects (the run's last lines are below)\n",
 		"controller log, the run's last 2 lines:\n  | --- controller started (pid 1) ---\n",

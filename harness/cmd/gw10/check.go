@@ -73,7 +73,7 @@ func (f *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.md, "markdown", "", "write a Markdown summary to this file")
 	fs.StringVar(&f.timeline, "timeline", defaultTimeline, "write the timeline of every check (one HTML file, for a browser) to this file; empty: none")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
-	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
+	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others in short: the hint and the first cause)")
 	fs.StringVar(&f.kindName, "kind-name", "gw10-check", "kind: the cluster to create (and delete)")
 	fs.BoolVar(&f.keep, "keep", false, "kind: reuse the cluster if it exists and keep it afterwards")
 	fs.StringVar(&f.kubeContext, "context", "", "existing: the kubeconfig context (default: the current one)")

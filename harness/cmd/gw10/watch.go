@@ -26,7 +26,7 @@ func runWatch(ctx context.Context, args []string) error {
 	fs.Var(&f.seeds, "seed", "replay these seeds of the generated sequences, comma-separated (default: one fresh seed each run; --budget full: the step's fixed seeds and one fresh seed)")
 	fs.StringVar(&f.budget, "budget", string(checks.BudgetLearner), "the generated sequences' length: learner (one short sequence planned to reach every situation) or full (the grade's fixed seeds at full length)")
 	fs.BoolVar(&f.verbose, "v", false, "stream the controller's full log (and show every failure in full, as --all)")
-	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others one line each)")
+	fs.BoolVar(&f.all, "all", false, "show every failure in full (default: the first in full, the others in short: the hint and the first cause)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}

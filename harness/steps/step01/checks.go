@@ -400,7 +400,7 @@ var specUpdateCheck = checks.Check{
 	SeedRef: "Acceptance 1: status reports accurate conditions",
 	Points:  10,
 	Clauses: []string{ClauseCurrent, ClauseObsGen, ClauseOneWrite},
-	Hint:    "stamp every condition with observedGeneration = metadata.generation and push the current spec",
+	Hint:    "after a spec edit the new spec must reach the proxy, and every status a reader sees must describe one generation: each condition's observedGeneration the same, the new one once pushed",
 	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
 metadata.generation increases; your conditions must carry the new value once the new
 spec was pushed, or kubectl wait and every tool built on conditions will act on stale
