@@ -12,10 +12,6 @@ import (
 	"github.com/10xdev/gw10/step01/internal/dataplane"
 )
 
-// serviceIndex indexes EdgeRoutes by the name of the Service they target, so
-// that a Service event finds its routes without listing every EdgeRoute.
-const serviceIndex = ".spec.service"
-
 // EdgeRouteReconciler converges the data plane to the EdgeRoutes in the
 // cluster and reports the outcome in their status.
 type EdgeRouteReconciler struct {
@@ -40,18 +36,18 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
 		return ctrl.Result{}, nil
 	}
-	// TODO(step01): 2. Observe ACTUAL state: does the target Service exist? A read error
-	//    other than NotFound is transient: return it and change nothing
+	// TODO(step01): 2. Observe ACTUAL state: does the target Service exist? And what may
+	//    a pass do when it cannot tell? (contract: S-MISSING, S-READERR)
 	//    (checks: missing-service, self-heal, read-error).
 	var obs observation
 
-	// TODO(step01): 3. Converge the data plane: program the route when its Service exists,
-	//    withdraw it when it does not, and remember the outcome in obs: a
-	//    failed withdraw still gets its status written before its error is
-	//    returned (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	// TODO(step01): 3. Converge the data plane to what you observed, and keep its answer
+	//    in obs for the status: the contract's situation table says what the
+	//    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
+	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 
-	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and write
-	//    the status once, only when it changed. Programmed=True only after an ACK
+	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and
+	//    write them: every status a reader sees must be true (contract: ST-*)
 	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 
 	if obs.withdrawErr != nil {
@@ -68,13 +64,12 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
 // changes to the Services they reference (created, changed or deleted).
 // Endpoint churn does not reach this watch: it changes EndpointSlices, not
-// the Service. A data plane that tracks endpoints would add a watch on
-// EndpointSlices with the same map-function pattern (their
-// kubernetes.io/service-name label names the Service).
+// the Service. A data plane that tracks endpoints would also watch
+// EndpointSlices (their kubernetes.io/service-name label names the Service).
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
-	// created, changed or deleted. The user creates the Service; an EdgeRoute
-	// only names it (checks: self-heal, service-removed, restart-reconverge).
+	// created, changed or deleted (contract: Q-FANOUT; checks: self-heal,
+	// service-removed, restart-reconverge).
 	// Then make a deletion reach the data plane even when it happened while
 	// the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	return ctrl.NewControllerManagedBy(mgr).
@@ -85,9 +80,8 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 
 // TODO(step01): Helpers for the Service watch go here.
 
-// TODO(step01): An EdgeRoute deleted while the controller was stopped sends no event, and
-// the informer's first list does not contain it: its route stays in the
-// proxy for ever. When the controller starts, find the routes the proxy
-// holds (Programmer.Routes) whose EdgeRoute is gone and have them
-// withdrawn, or hold every deletion with a finalizer until its route is
-// withdrawn (docs/step01.md, "Deletion across restarts"; check: deleted-while-down).
+// TODO(step01): An EdgeRoute deleted while the controller was stopped must still have its
+// route withdrawn once the controller runs again (contract: S-DELETED,
+// Q-RESTART; check: deleted-while-down). What does a controller that starts
+// see of such a deletion? Try it first: docs/step01.md, "Deletion across
+// restarts".

@@ -23,10 +23,6 @@ import (
 	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
 )
 
-// serviceIndex indexes EdgeRoutes by the name of the Service they target, so
-// that a Service event finds its routes without listing every EdgeRoute.
-const serviceIndex = ".spec.service"
-
 // EdgeRouteReconciler converges the data plane to the EdgeRoutes in the
 // cluster and reports the outcome in their status.
 type EdgeRouteReconciler struct {
@@ -63,8 +59,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		//gw10:end
 	}
 	//gw10:begin observe
-	//gw10:todo 2. Observe ACTUAL state: does the target Service exist? A read error
-	//gw10:todo    other than NotFound is transient: return it and change nothing
+	//gw10:todo 2. Observe ACTUAL state: does the target Service exist? And what may
+	//gw10:todo    a pass do when it cannot tell? (contract: S-MISSING, S-READERR)
 	//gw10:todo    (checks: missing-service, self-heal, read-error).
 	//gw10:stub var obs observation
 	// 2. Observe ACTUAL state: does the target Service exist?
@@ -80,10 +76,10 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin converge
-	//gw10:todo 3. Converge the data plane: program the route when its Service exists,
-	//gw10:todo    withdraw it when it does not, and remember the outcome in obs: a
-	//gw10:todo    failed withdraw still gets its status written before its error is
-	//gw10:todo    returned (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	//gw10:todo 3. Converge the data plane to what you observed, and keep its answer
+	//gw10:todo    in obs for the status: the contract's situation table says what the
+	//gw10:todo    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
+	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 	// 3. Converge: program the data plane for THIS route (idempotent), or
 	// withdraw it while its Service is missing.
 	if obs.serviceMissing {
@@ -94,8 +90,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin report
-	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and write
-	//gw10:todo    the status once, only when it changed. Programmed=True only after an ACK
+	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and
+	//gw10:todo    write them: every status a reader sees must be true (contract: ST-*)
 	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
@@ -124,14 +120,13 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
 // changes to the Services they reference (created, changed or deleted).
 // Endpoint churn does not reach this watch: it changes EndpointSlices, not
-// the Service. A data plane that tracks endpoints would add a watch on
-// EndpointSlices with the same map-function pattern (their
-// kubernetes.io/service-name label names the Service).
+// the Service. A data plane that tracks endpoints would also watch
+// EndpointSlices (their kubernetes.io/service-name label names the Service).
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	//gw10:begin watch
 	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
-	//gw10:todo created, changed or deleted. The user creates the Service; an EdgeRoute
-	//gw10:todo only names it (checks: self-heal, service-removed, restart-reconverge).
+	//gw10:todo created, changed or deleted (contract: Q-FANOUT; checks: self-heal,
+	//gw10:todo service-removed, restart-reconverge).
 	//gw10:todo Then make a deletion reach the data plane even when it happened while
 	//gw10:todo the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	//gw10:stub return ctrl.NewControllerManagedBy(mgr).
@@ -152,6 +147,10 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 
 //gw10:begin watch-helpers
 //gw10:todo Helpers for the Service watch go here.
+
+// serviceIndex indexes EdgeRoutes by the name of the Service they target, so
+// that a Service event finds its routes without listing every EdgeRoute.
+const serviceIndex = ".spec.service"
 
 // serviceOf is the index function: the Service an EdgeRoute targets.
 func serviceOf(obj client.Object) []string {
@@ -182,12 +181,11 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 //gw10:end
 
 //gw10:begin sweep
-//gw10:todo An EdgeRoute deleted while the controller was stopped sends no event, and
-//gw10:todo the informer's first list does not contain it: its route stays in the
-//gw10:todo proxy for ever. When the controller starts, find the routes the proxy
-//gw10:todo holds (Programmer.Routes) whose EdgeRoute is gone and have them
-//gw10:todo withdrawn, or hold every deletion with a finalizer until its route is
-//gw10:todo withdrawn (docs/step01.md, "Deletion across restarts"; check: deleted-while-down).
+//gw10:todo An EdgeRoute deleted while the controller was stopped must still have its
+//gw10:todo route withdrawn once the controller runs again (contract: S-DELETED,
+//gw10:todo Q-RESTART; check: deleted-while-down). What does a controller that starts
+//gw10:todo see of such a deletion? Try it first: docs/step01.md, "Deletion across
+//gw10:todo restarts".
 
 // sweep is a source of events for the routes nothing else names: when the
 // controller starts, it enqueues every route the proxy holds whose EdgeRoute
