@@ -104,9 +104,15 @@ var (
 // fails here: reword the claim, or add the mutant that proves it.
 func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	st := steps.Default()
-	doc, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		t.Fatal(err)
+	// The chapter and its answers (a file of their own, so that a terminal
+	// reader does not meet them first) make claims alike.
+	var docs []chapterDoc
+	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {
+		text, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, chapterDoc{name, string(text)})
 	}
 	mutants := map[string]mutant{}
 	for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
@@ -121,51 +127,53 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 		isCheck[c.ID] = true
 	}
 	claims, backed := 0, 0
-	for _, b := range chapterBlocks(string(doc)) {
-		prose := commentRE.ReplaceAllString(b.text, "")
-		claimed := map[string]bool{} // check IDs, and "stage <name>"
-		for _, m := range claimRE.FindAllStringSubmatch(prose, -1) {
-			if id := m[1] + m[2]; isCheck[id] {
-				claimed[id] = true
+	for _, d := range docs {
+		for _, b := range chapterBlocks(d.text) {
+			prose := commentRE.ReplaceAllString(b.text, "")
+			claimed := map[string]bool{} // check IDs, and "stage <name>"
+			for _, m := range claimRE.FindAllStringSubmatch(prose, -1) {
+				if id := m[1] + m[2]; isCheck[id] {
+					claimed[id] = true
+				}
 			}
-		}
-		for _, m := range stageRE.FindAllStringSubmatch(prose, -1) {
-			claimed["stage "+m[1]] = true
-		}
-		if b.section != "" && failsHereRE.MatchString(prose) {
-			claimed[b.section] = true
-		}
-		wanted := map[string]bool{}
-		for _, a := range annotationRE.FindAllStringSubmatch(b.text, -1) {
-			for _, name := range strings.Fields(a[2]) {
-				if a[1] == "variant" {
-					if !variants[name] {
-						t.Errorf("%s:%d names variant %s, which harness/testdata/%s/variants does not hold", st.Chapter, b.line, name, st.Name)
+			for _, m := range stageRE.FindAllStringSubmatch(prose, -1) {
+				claimed["stage "+m[1]] = true
+			}
+			if b.section != "" && failsHereRE.MatchString(prose) {
+				claimed[b.section] = true
+			}
+			wanted := map[string]bool{}
+			for _, a := range annotationRE.FindAllStringSubmatch(b.text, -1) {
+				for _, name := range strings.Fields(a[2]) {
+					if a[1] == "variant" {
+						if !variants[name] {
+							t.Errorf("%s:%d names variant %s, which harness/testdata/%s/variants does not hold", d.name, b.line, name, st.Name)
+						}
+						continue
 					}
+					m, ok := mutants[name]
+					if !ok {
+						t.Errorf("%s:%d names mutant %s, which harness/testdata/%s/mutants does not hold", d.name, b.line, name, st.Name)
+						continue
+					}
+					want := m.wantCheck
+					if m.wantStage != "" {
+						want = "stage " + m.wantStage
+					}
+					if !claimed[want] {
+						t.Errorf("%s:%d names mutant %s, killed by %s, which the text there does not claim (it claims %v)", d.name, b.line, name, want, keys(claimed))
+					}
+					wanted[want] = true
+				}
+			}
+			for c := range claimed {
+				claims++
+				if !wanted[c] {
+					t.Errorf("%s:%d claims %s catches something, with no <!-- mutant: … --> that %s kills:\n%s", d.name, b.line, c, c, b.text)
 					continue
 				}
-				m, ok := mutants[name]
-				if !ok {
-					t.Errorf("%s:%d names mutant %s, which harness/testdata/%s/mutants does not hold", st.Chapter, b.line, name, st.Name)
-					continue
-				}
-				want := m.wantCheck
-				if m.wantStage != "" {
-					want = "stage " + m.wantStage
-				}
-				if !claimed[want] {
-					t.Errorf("%s:%d names mutant %s, killed by %s, which the text there does not claim (it claims %v)", st.Chapter, b.line, name, want, keys(claimed))
-				}
-				wanted[want] = true
+				backed++
 			}
-		}
-		for c := range claimed {
-			claims++
-			if !wanted[c] {
-				t.Errorf("%s:%d claims %s catches something, with no <!-- mutant: … --> that %s kills:\n%s", st.Chapter, b.line, c, c, b.text)
-				continue
-			}
-			backed++
 		}
 	}
 	t.Logf("%d claims, %d backed by a mutant", claims, backed)
@@ -256,65 +264,51 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 	}
 }
 
-// TestTheChaptersFoldsRenderOnGitHub keeps every fold of the chapter one
-// that GitHub (and an editor's Markdown preview) renders closed, with its
-// Markdown inside rendered: <details><summary>…</summary> on a line of its
-// own with a blank line after it, </details> on a line of its own with a
-// blank line before it, none nested, none in a code fence, each with
-// something in it. In a plain terminal a fold prints in full; the chapter
-// says so, and tells the reader to skip it until they have answered.
-func TestTheChaptersFoldsRenderOnGitHub(t *testing.T) {
+// chapterDoc is one Markdown file of a chapter: its name and text.
+type chapterDoc struct{ name, text string }
+
+// answersOf is the file a chapter's answers live in: step07.md's are in
+// step07-answers.md.
+func answersOf(chapter string) string {
+	return strings.TrimSuffix(chapter, ".md") + "-answers.md"
+}
+
+// TestTheChaptersAnswersAreLinkedNotPrinted: the chapter's explanations live
+// in a file of their own, so that a reader of the chapter in a terminal
+// (where an HTML fold prints in full) meets each question before its
+// answer. The chapter holds no fold; each of its links into the answers
+// names an anchor there, and every answer is linked from the chapter.
+func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 	st := steps.Default()
-	b, err := os.ReadFile(filepath.Join(root, st.Chapter))
+	doc, err := os.ReadFile(filepath.Join(root, st.Chapter))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(b)
-	if !strings.Contains(strings.Join(strings.Fields(doc), " "), "In a plain terminal they print in full: skip them until you have answered.") {
-		t.Errorf("%s no longer tells a terminal reader that its folds print in full there", st.Chapter)
+	answers, err := os.ReadFile(filepath.Join(root, answersOf(st.Chapter)))
+	if err != nil {
+		t.Fatalf("the chapter's answers: %v", err)
 	}
-	summaryRE := regexp.MustCompile(`^<details><summary>[^<>]+</summary>$`)
-	lines := strings.Split(doc, "\n")
-	blank := func(i int) bool { return i < 0 || i >= len(lines) || strings.TrimSpace(lines[i]) == "" }
-	fence, open, folds := false, -1, 0
-	for i, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(trimmed, "```"):
-			fence = !fence
-		case fence && strings.Contains(trimmed, "details>"):
-			t.Errorf("%s:%d: a fold inside a code fence", st.Chapter, i+1)
-		case fence:
-		case strings.HasPrefix(trimmed, "<details"):
-			if open >= 0 {
-				t.Errorf("%s:%d: a fold inside the fold of line %d", st.Chapter, i+1, open+1)
-			}
-			if !summaryRE.MatchString(line) {
-				t.Errorf("%s:%d: a fold opens as <details><summary>text</summary> on a line of its own: %q", st.Chapter, i+1, line)
-			}
-			if !blank(i-1) || !blank(i+1) {
-				t.Errorf("%s:%d: a fold needs a blank line before and after its <summary> line, or GitHub shows its Markdown raw", st.Chapter, i+1)
-			}
-			open = i
-		case strings.Contains(trimmed, "details>"):
-			if trimmed != "</details>" || open < 0 {
-				t.Errorf("%s:%d: %q closes no fold (a fold closes with </details> on a line of its own)", st.Chapter, i+1, line)
-				continue
-			}
-			if !blank(i-1) || !blank(i+1) {
-				t.Errorf("%s:%d: </details> needs a blank line before and after it", st.Chapter, i+1)
-			}
-			if i-open < 3 {
-				t.Errorf("%s:%d: an empty fold", st.Chapter, open+1)
-			}
-			open = -1
-			folds++
+	if strings.Contains(string(doc), "<details") {
+		t.Errorf("%s holds a fold: in a terminal it prints in full, its answer before the reader has tried; put it in %s", st.Chapter, answersOf(st.Chapter))
+	}
+	anchors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`).FindAllStringSubmatch(string(answers), -1) {
+		anchors[m[1]] = true
+	}
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(answersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
+	linked := map[string]bool{}
+	for _, m := range linkRE.FindAllStringSubmatch(string(doc), -1) {
+		linked[m[1]] = true
+		if !anchors[m[1]] {
+			t.Errorf("%s links to %s#%s, which has no such anchor", st.Chapter, answersOf(st.Chapter), m[1])
 		}
 	}
-	if open >= 0 {
-		t.Errorf("%s:%d: a fold never closed", st.Chapter, open+1)
+	if len(anchors) == 0 {
+		t.Fatalf("%s anchors no answer", answersOf(st.Chapter))
 	}
-	if folds == 0 {
-		t.Errorf("%s has no fold: the chapter's explanations sit in folds", st.Chapter)
+	for a := range anchors {
+		if !linked[a] {
+			t.Errorf("%s#%s is linked from nowhere in %s", answersOf(st.Chapter), a, st.Chapter)
+		}
 	}
 }
