@@ -70,10 +70,13 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		}
 		if !v.All && first != i {
 			short = append(short, fmt.Sprintf("  FAIL %s: %s", c.ID, oneLine(c)))
-			if len(c.Causes) > 0 {
-				// What the harness saw, which the hint (what the check
-				// requires) does not say: the line to start from.
+			// What the harness saw, which the hint (what the check
+			// requires) does not say: the line to start from.
+			switch obs := observedLine(c.Message); {
+			case len(c.Causes) > 0:
 				short = append(short, "       cause: "+firstLine(c.Causes[0]))
+			case obs != "":
+				short = append(short, "       "+obs)
 			}
 			continue
 		}
@@ -91,7 +94,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		printLog(w, fresh, printed, "  | ")
 	}
 	if len(short) > 0 {
-		fmt.Fprintf(w, "\nAlso failing, in short: the hint, and the first cause when there is one (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
+		fmt.Fprintf(w, "\nAlso failing, in short: the hint, and the first cause (or what was observed) (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
@@ -220,6 +223,17 @@ func oneLine(c CheckResult) string {
 		return c.Hint
 	}
 	return firstLine(c.Message)
+}
+
+// observedLine is the first "observed:" line of a failure's message, what
+// it saw, trimmed; "" when it has none.
+func observedLine(msg string) string {
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "observed:") {
+			return l
+		}
+	}
+	return ""
 }
 
 // stageLine is a failed stage in one line: its hint when its detail has one

@@ -130,6 +130,7 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 		}
 		r.Checks[2].Logs, r.Checks[2].LogsAboutCheck = []string{"ERROR reconciling ns-q/quiet"}, true
 		r.Checks[1].Causes = []string{"the Service event woke no EdgeRoute\nsecond line"}
+		r.Checks[2].Message = "the status\n  expected: one generation\n  observed: Accepted gen 2, Programmed gen 1\nmore"
 	})
 	var focused, all bytes.Buffer
 	r.Terminal(&focused)
@@ -141,7 +142,7 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	for _, want := range []string{
 		"  FAIL stage unit tests: x_test.go:9: wrong\n",
 		"  FAIL self-heal: watch Services\n       cause: the Service event woke no EdgeRoute\n",
-		"  FAIL quiescent: write less\n",
+		"  FAIL quiescent: write less\n       observed: Accepted gen 2, Programmed gen 1\n",
 		"controller log: no line names this check's objects (the run's last lines are below)\n",
 		"controller log, the run's last 2 lines:\n  | --- controller started (pid 1) ---\n",
 	} {
