@@ -34,30 +34,42 @@ a fake client on which every read of a Service fails, and calls Reconcile once f
 programmed route. Keep the type, its exported Client and Programmer fields (or any
 exported client.Reader / dataplane.DataPlane fields) and Reconcile's signature.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		if t.Probe == nil {
-			t.Fatalf("the harness gave check %s no way to compile a test beside the controller (a harness bug, please report it)", t.Name())
-		}
-		res, err := t.Probe(ctx, checks.Probe{
-			Package: "internal/gw10probe",
-			File:    "readerr_test.go",
-			Source:  readErrProbe,
-			Run:     "^TestGW10ServiceReadError$",
-		})
-		t.Must(err, "running the grader's test of a failing Service read")
-		switch {
-		case !res.Compiled:
-			t.Fatalf("the grader's test of a failing Service read does not compile against your code: it builds an "+
-				"EdgeRouteReconciler of package internal/controller and calls its Reconcile(ctx, ctrl.Request) "+
-				"(keep the type, the package and the signature):\n%s", res.Output)
-		case !res.Passed:
-			lines := res.Lines("S-READERR", "panic:")
-			if len(lines) == 0 {
-				lines = lastLines(res.Output, 20)
-			}
+		if lines := runProbe(ctx, t, "^TestGW10ServiceReadError$", "a failing Service read", "S-READERR"); lines != nil {
 			t.Fatalf("when reading the Service fails with an error other than NotFound, Reconcile must return it and change "+
-				"nothing (the contract's S-READERR); it did not:\n%s", strings.Join(dedupe(lines), "\n"))
+				"nothing (the contract's S-READERR); it did not:\n%s", strings.Join(lines, "\n"))
 		}
 	},
+}
+
+// runProbe runs one test of the grader's probe (compiled beside the
+// learner's package, see checks.Probe) and returns nil when it passed, else
+// the lines of its output that name one of clauses or a panic (its last
+// lines when none does). A probe that cannot run or does not compile ends
+// the check, saying so; what names what the test exercises.
+func runProbe(ctx context.Context, t *checks.T, run, what string, clauses ...string) []string {
+	if t.Probe == nil {
+		t.Fatalf("the harness gave check %s no way to compile a test beside the controller (a harness bug, please report it)", t.Name())
+	}
+	res, err := t.Probe(ctx, checks.Probe{
+		Package: "internal/gw10probe",
+		File:    "readerr_test.go",
+		Source:  readErrProbe,
+		Run:     run,
+	})
+	t.Must(err, "running the grader's test of %s", what)
+	if !res.Compiled {
+		t.Fatalf("the grader's test of %s does not compile against your code: it builds an "+
+			"EdgeRouteReconciler of package internal/controller and calls its Reconcile(ctx, ctrl.Request) "+
+			"(keep the type, the package and the signature):\n%s", what, res.Output)
+	}
+	if res.Passed {
+		return nil
+	}
+	lines := res.Lines(append(clauses, "panic:")...)
+	if len(lines) == 0 {
+		lines = lastLines(res.Output, 20)
+	}
+	return dedupe(lines)
 }
 
 func lastLines(s string, n int) []string {

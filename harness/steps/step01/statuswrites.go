@@ -34,29 +34,10 @@ be answered by a requeue instead), or the queue never retries and the status sta
 stale. Keep the type, its exported Client and Programmer fields (or any exported
 client.Reader / dataplane.DataPlane fields) and Reconcile's signature.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		if t.Probe == nil {
-			t.Fatalf("the harness gave check %s no way to compile a test beside the controller (a harness bug, please report it)", t.Name())
-		}
-		res, err := t.Probe(ctx, checks.Probe{
-			Package: "internal/gw10probe",
-			File:    "readerr_test.go",
-			Source:  readErrProbe,
-			Run:     "^TestGW10StatusWrites$",
-		})
-		t.Must(err, "running the grader's test of status writes")
-		switch {
-		case !res.Compiled:
-			t.Fatalf("the grader's test of status writes does not compile against your code: it builds an "+
-				"EdgeRouteReconciler of package internal/controller and calls its Reconcile(ctx, ctrl.Request) "+
-				"(keep the type, the package and the signature):\n%s", res.Output)
-		case !res.Passed:
-			lines := res.Lines("ST-ONE-WRITE", "ST-NO-CHURN", "panic:")
-			if len(lines) == 0 {
-				lines = lastLines(res.Output, 20)
-			}
+		if lines := runProbe(ctx, t, "^TestGW10StatusWrites$", "status writes", "ST-ONE-WRITE", "ST-NO-CHURN"); lines != nil {
 			t.Fatalf("the grader's test called Reconcile with a client that counts and can fail status writes; what it saw "+
 				"breaks the contract's ST-ONE-WRITE (at most one status write per pass, a failed write's error returned):\n%s",
-				strings.Join(dedupe(lines), "\n"))
+				strings.Join(lines, "\n"))
 		}
 	},
 }
