@@ -15,8 +15,7 @@ type observation struct {
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
 	// withdrawErr is the data plane's answer to the withdraw of a route whose
-	// Service is missing: the status is written all the same, then the error
-	// is returned so that the withdraw is retried.
+	// Service is missing: nil once the proxy no longer holds it.
 	withdrawErr error
 }
 
@@ -33,9 +32,8 @@ func conditionsFor(obs observation) []metav1.Condition {
 	return nil
 }
 
-// setCondition sets c on the EdgeRoute, stamped with the generation it
-// describes. meta.SetStatusCondition moves LastTransitionTime only when the
-// status flips, so a pass that changes nothing leaves the status equal.
+// setCondition sets c on the EdgeRoute (meta.SetStatusCondition), stamped
+// with the generation it describes.
 func setCondition(er *netv1.EdgeRoute, c metav1.Condition) {
 	c.ObservedGeneration = er.Generation
 	meta.SetStatusCondition(&er.Status.Conditions, c)

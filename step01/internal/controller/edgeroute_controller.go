@@ -36,10 +36,9 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
 		return ctrl.Result{}, nil
 	}
-	// TODO(step01): 2. Observe ACTUAL state: does the target Service exist? And what may
-	//    a pass do when it cannot tell? (contract: S-MISSING, S-READERR)
-	//    (checks: missing-service, self-heal, read-error).
-	var obs observation
+	// TODO(step01): 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
+	//    target Service exist? And what may a pass do when it cannot tell?
+	//    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
 
 	// TODO(step01): 3. Converge the data plane to what you observed, and keep its answer
 	//    in obs for the status: the contract's situation table says what the
@@ -47,25 +46,14 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 
 	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and
-	//    write them: every status a reader sees must be true (contract: ST-*)
+	//    write them: every status a reader sees must be true (contract: ST-*).
+	//    Then return what this pass leaves undone (contract: Q-BACKOFF)
 	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
-
-	if obs.withdrawErr != nil {
-		// The status is written; the error makes the queue retry the withdraw with backoff.
-		return ctrl.Result{}, fmt.Errorf("withdrawing route of %s: %w", req.NamespacedName, obs.withdrawErr)
-	}
-	if obs.pushErr != nil {
-		// The NACK is in the status; the error makes the queue retry with backoff.
-		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
-	}
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
-// changes to the Services they reference (created, changed or deleted).
-// Endpoint churn does not reach this watch: it changes EndpointSlices, not
-// the Service. A data plane that tracks endpoints would also watch
-// EndpointSlices (their kubernetes.io/service-name label names the Service).
+// SetupWithManager registers the controller with the manager: what it
+// reconciles, and what wakes it.
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
 	// created, changed or deleted (contract: Q-FANOUT; checks: self-heal,

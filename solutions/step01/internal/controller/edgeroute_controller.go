@@ -59,10 +59,9 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		//gw10:end
 	}
 	//gw10:begin observe
-	//gw10:todo 2. Observe ACTUAL state: does the target Service exist? And what may
-	//gw10:todo    a pass do when it cannot tell? (contract: S-MISSING, S-READERR)
-	//gw10:todo    (checks: missing-service, self-heal, read-error).
-	//gw10:stub var obs observation
+	//gw10:todo 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
+	//gw10:todo    target Service exist? And what may a pass do when it cannot tell?
+	//gw10:todo    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
 	// 2. Observe ACTUAL state: does the target Service exist?
 	var obs observation
 	var svc corev1.Service
@@ -91,8 +90,10 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	//gw10:begin report
 	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and
-	//gw10:todo    write them: every status a reader sees must be true (contract: ST-*)
+	//gw10:todo    write them: every status a reader sees must be true (contract: ST-*).
+	//gw10:todo    Then return what this pass leaves undone (contract: Q-BACKOFF)
 	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
+	//gw10:stub return ctrl.Result{}, nil
 	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
 	before := er.Status.DeepCopy()
@@ -104,7 +105,6 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, errors.Join(obs.withdrawErr, obs.pushErr, fmt.Errorf("updating status of %s: %w", req.NamespacedName, err))
 		}
 	}
-	//gw10:end
 
 	if obs.withdrawErr != nil {
 		// The status is written; the error makes the queue retry the withdraw with backoff.
@@ -115,13 +115,11 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, fmt.Errorf("programming route %s: %w", req.NamespacedName, obs.pushErr)
 	}
 	return ctrl.Result{}, nil
+	//gw10:end
 }
 
-// SetupWithManager wires the watches: reconcile on EdgeRoute changes AND on
-// changes to the Services they reference (created, changed or deleted).
-// Endpoint churn does not reach this watch: it changes EndpointSlices, not
-// the Service. A data plane that tracks endpoints would also watch
-// EndpointSlices (their kubernetes.io/service-name label names the Service).
+// SetupWithManager registers the controller with the manager: what it
+// reconciles, and what wakes it.
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	//gw10:begin watch
 	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
@@ -133,6 +131,10 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	//gw10:stub 	For(&netv1.EdgeRoute{}).
 	//gw10:stub 	Named("edgeroute").
 	//gw10:stub 	Complete(r)
+	// Endpoint churn does not reach the Service watch: it changes
+	// EndpointSlices, not the Service. A data plane that tracks endpoints would
+	// also watch EndpointSlices (their kubernetes.io/service-name label names
+	// the Service).
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &netv1.EdgeRoute{}, serviceIndex, serviceOf); err != nil {
 		return fmt.Errorf("indexing EdgeRoutes by %s: %w", serviceIndex, err)
 	}
