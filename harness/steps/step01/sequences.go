@@ -167,8 +167,8 @@ func sequenceOf(b checks.Budget, seeds []int64) []op {
 // budgetText says which budget ran, and how to run the other.
 func budgetText(b checks.Budget, fullSteps int) string {
 	if b == checks.BudgetLearner {
-		return fmt.Sprintf("learner budget (a short sequence planned to reach every situation; make grade runs the fixed seeds' %d steps: "+
-			"make check CHECK_FLAGS=\"--run sequences --budget full\")", fullSteps)
+		return fmt.Sprintf("learner budget (a short sequence planned to reach every situation; make grade runs the fixed seeds' %d steps, "+
+			"and make check CHECK_FLAGS=\"--run sequences --budget full\" runs them and one fresh seed's)", fullSteps)
 	}
 	return "full budget (the grade's sequences)"
 }

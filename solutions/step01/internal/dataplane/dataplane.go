@@ -22,9 +22,7 @@ type DataPlane interface {
 	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
 	// a route the proxy does not hold succeeds.
 	Remove(ctx context.Context, key types.NamespacedName) error
-	// Routes lists the keys of the routes the proxy holds, so that a
-	// controller that starts can find routes whose EdgeRoute was deleted
-	// while it was not running.
+	// Routes lists the keys of the routes the proxy holds (GET /v1/routes).
 	Routes(ctx context.Context) ([]types.NamespacedName, error)
 }
 
