@@ -27,7 +27,12 @@ type Check struct {
 	Points   int
 	Hint     string // one line, printed on failure
 	LongHint string // `make hint ID=...`: more guidance, no code
-	Run      func(ctx context.Context, t *T)
+	// Probe says the check calls the step's code in a grader-owned test
+	// (T.Probe) and neither drives the cluster nor watches the running
+	// controller: the controller's log and state say nothing about its
+	// failure, so none is shown beside it.
+	Probe bool
+	Run   func(ctx context.Context, t *T)
 }
 
 // Budget is how much of its generated sequences a check drives.

@@ -65,7 +65,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		if c.Status != Fail {
 			continue
 		}
-		if !c.LogsAboutCheck {
+		if !c.LogsAboutCheck && len(c.Logs) > 0 {
 			tail = c.Logs
 		}
 		if !v.All && first != i {
@@ -77,11 +77,17 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 				short = append(short, "       cause: "+firstLine(c.Causes[0]))
 			case obs != "":
 				short = append(short, "       "+obs)
+			case c.Message != "" && firstLine(c.Message) != oneLine(c):
+				// A failure with neither: its message's first line says
+				// what was seen (the status written one condition at a time).
+				short = append(short, "       observed: "+firstLine(c.Message))
 			}
 			continue
 		}
 		fmt.Fprintf(w, "\nFAIL %s: %s\n%s\n", c.ID, c.Title, indent(failureText(c), "     "))
 		switch own := unprinted(c.Logs, printed); {
+		case len(c.Logs) == 0 && !c.LogsAboutCheck:
+			// No log applies (a probe check: the grader's test called the code).
 		case !c.LogsAboutCheck:
 			fmt.Fprintln(w, "     controller log: no line names this check's objects (the run's last lines are below)")
 		case len(own) > 0:

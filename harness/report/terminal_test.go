@@ -161,6 +161,29 @@ func TestTheTerminalShowsTheFirstFailureInFull(t *testing.T) {
 	}
 }
 
+// TestAFailureWithNoLogOfItsOwnShowsNone: a probe check's failure (the
+// grader's test called the code, not the controller) carries no log, and
+// its block says nothing about the controller's; a one-line failure with
+// neither a cause nor an "observed:" line shows its message's first line,
+// what the check saw.
+func TestAFailureWithNoLogOfItsOwnShowsNone(t *testing.T) {
+	r := run(func(r *Report) {
+		fail(&r.Checks[0], "write the status once")
+		r.Checks[0].Message = "probe_test.go:9: two writes in one call"
+		fail(&r.Checks[1], "one generation at a time")
+		r.Checks[1].Message = "EdgeRoute ns/a: its status was written one condition at a time\n  - rv 5: Accepted gen 2, Programmed gen 1"
+	})
+	var out bytes.Buffer
+	r.Terminal(&out)
+	got := out.String()
+	if strings.Contains(got, "controller log") {
+		t.Errorf("a failure with no log of its own speaks of the controller's log:\n%s", got)
+	}
+	if want := "  FAIL self-heal: one generation at a time\n       observed: EdgeRoute ns/a: its status was written one condition at a time\n"; !strings.Contains(got, want) {
+		t.Errorf("want %q:\n%s", want, got)
+	}
+}
+
 // TestTheStageThatStoppedTheRunIsShownInFull: the card's sketch fails the
 // unit tests (which do not stop a run) and then start controller (which
 // does, for a missing RBAC marker): the block in full is start

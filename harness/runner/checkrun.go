@@ -127,7 +127,7 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		Probe: r.probe,
 	})
 	out := checks.Execute(checkCtx, chk, t)
-	if !out.Failed && checkCtx.Err() == nil {
+	if !out.Failed && checkCtx.Err() == nil && !chk.Probe {
 		// A pass needs the controller alive once the work the check caused
 		// is done: one that exits right after the step a check looks for
 		// (the withdraw, then os.Exit) would pass, and only the next
@@ -162,7 +162,9 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	if out.Hint != "" && res.Hint == chk.Hint {
 		res.Hint = out.Hint // the proof that ended a wait knows better than the check
 	}
-	r.focusLog(&res, ns, start)
+	if !chk.Probe {
+		r.focusLog(&res, ns, start)
+	}
 	return res
 }
 
@@ -224,6 +226,14 @@ func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc) (s
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
 func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time) {
+	if chk.Probe {
+		// The probe's test called the code; the controller process did
+		// nothing the check looked at, and its log would mislead.
+		if res.Hint == "" {
+			res.Hint = chk.Hint
+		}
+		return
+	}
 	lines := r.ctrl.log.Since(since)
 	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role,
 		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle)}

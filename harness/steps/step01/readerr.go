@@ -20,6 +20,7 @@ var readErrorCheck = checks.Check{
 	SeedRef: "Task 2: handle the Service read error (the card's defect 2)",
 	Points:  10,
 	Clauses: []string{ClauseReadErr},
+	Probe:   true,
 	Hint:    "when reading the Service fails with anything but NotFound, the route's status and data plane must stay as they are, and Reconcile must fail (S-READERR)",
 	LongHint: `A read of the Service can fail without the Service being gone: the API server
 answers 500 or 429, a request times out, the connection drops. Such an error says

@@ -17,6 +17,7 @@ var statusWritesCheck = checks.Check{
 	SeedRef: "Acceptance 1: status conditions stay accurate (the card's defect 3: two status writes, errors dropped)",
 	Points:  10,
 	Clauses: []string{ClauseOneWrite, ClauseNoChurn},
+	Probe:   true,
 	Hint:    "every Reconcile call writes the route's status at most once and not at all when nothing changed; a status write that fails makes Reconcile fail (ST-ONE-WRITE)",
 	LongHint: `Two status writes in one pass show readers a half-written status in between,
 cost the API server twice, and the second can fail after the first landed. From
