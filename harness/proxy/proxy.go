@@ -78,6 +78,8 @@ type Server struct {
 	ackDelay time.Duration
 	down     bool
 
+	holds map[Key]*hold // withdraws held in flight (HoldWithdraw)
+
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
@@ -104,6 +106,7 @@ func StartOn(addr string) (*Server, error) {
 		routes: map[Key]Route{},
 		nack:   map[Key]string{},
 		refuse: map[Key]refusal{},
+		holds:  map[Key]*hold{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
@@ -154,6 +157,53 @@ func (s *Server) RefuseWithdraws(key Key, n int, reason string) {
 type refusal struct {
 	left   int
 	reason string
+}
+
+// hold is a withdraw of one key kept in flight: received, neither applied
+// nor answered until released.
+type hold struct {
+	received time.Time     // zero until the withdraw comes
+	release  chan struct{} // closed by ReleaseWithdraw or a push of the key
+}
+
+// HoldWithdraw keeps the next withdraw of key in flight, unapplied and
+// unanswered, until ReleaseWithdraw, until the controller gives up on it
+// (then it is never applied), or until a push of key arrives: that
+// push is applied first, and the withdraw after it (a slow answer on a
+// real proxy, where two requests of one key in flight at once may land in
+// either order). A controller that never has two requests of one key in
+// flight sends no push while its withdraw is held.
+func (s *Server) HoldWithdraw(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds[key] = &hold{release: make(chan struct{})}
+}
+
+// ReleaseWithdraw lets the held withdraw of key go on; a hold no withdraw
+// has reached yet is dropped.
+func (s *Server) ReleaseWithdraw(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked(key)
+}
+
+func (s *Server) releaseLocked(key Key) {
+	if h, ok := s.holds[key]; ok {
+		close(h.release)
+		delete(s.holds, key)
+	}
+}
+
+// WithdrawHeld says when the held withdraw of key arrived; false while
+// none is held.
+func (s *Server) WithdrawHeld(key Key) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.holds[key]
+	if !ok || h.received.IsZero() {
+		return time.Time{}, false
+	}
+	return h.received, true
 }
 
 // SetDown makes the proxy unreachable (every request's connection is closed
@@ -306,6 +356,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		ev.Status = http.StatusNoContent
 		s.mu.Lock()
 		s.routes[key] = route
+		if h, ok := s.holds[key]; ok && !h.received.IsZero() {
+			s.releaseLocked(key) // the withdraw in flight lands after this push
+		}
 		s.mu.Unlock()
 	}
 	s.answer(w, ev)
@@ -317,6 +370,23 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
 	s.mu.Lock()
+	if h, ok := s.holds[ev.Key]; ok && h.received.IsZero() {
+		h.received = ev.Received
+		s.mu.Unlock()
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			// The controller gave up: the withdraw was never applied, and
+			// the hold is over.
+			s.mu.Lock()
+			if s.holds[ev.Key] == h {
+				delete(s.holds, ev.Key)
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Lock()
+	}
 	if ref, ok := s.refuse[ev.Key]; ok {
 		if ref.left--; ref.left > 0 {
 			s.refuse[ev.Key] = ref

@@ -148,6 +148,66 @@ func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
 	}
 }
 
+// TestAHeldWithdrawLandsAfterAPushOfItsKey: a withdraw held in flight is
+// neither applied nor answered; a push of the same key that arrives
+// meanwhile is applied first and lets the withdraw land after it, as two
+// requests of one key in flight at once may on a real proxy. Released
+// without a push, it lands as any withdraw.
+func TestAHeldWithdrawLandsAfterAPushOfItsKey(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := Key{"shop", "web"}
+	route := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80}
+	for _, release := range []string{"a push", "ReleaseWithdraw"} {
+		if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+			t.Fatalf("PUT = %d, want 204", code)
+		}
+		s.HoldWithdraw(key)
+		answered := make(chan int, 1)
+		go func() {
+			code, _ := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil)
+			answered <- code
+		}()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if _, held := s.WithdrawHeld(key); held {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("released by %s: the withdraw never arrived", release)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		select {
+		case code := <-answered:
+			t.Fatalf("released by %s: a held withdraw was answered %d", release, code)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if _, ok := s.Route(key); !ok {
+			t.Fatalf("released by %s: a held withdraw removed the route", release)
+		}
+		if release == "a push" {
+			if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+				t.Fatalf("PUT during the hold = %d, want 204", code)
+			}
+		} else {
+			s.ReleaseWithdraw(key)
+		}
+		if code := <-answered; code != http.StatusNoContent {
+			t.Fatalf("released by %s: the withdraw = %d, want 204", release, code)
+		}
+		if _, ok := s.Route(key); ok {
+			t.Fatalf("released by %s: the route is still held after the withdraw landed", release)
+		}
+		if _, held := s.WithdrawHeld(key); held {
+			t.Fatalf("released by %s: the hold outlived its withdraw", release)
+		}
+	}
+}
+
 func TestRefusedListingAnswersAgainAfterItsTime(t *testing.T) {
 	s, err := Start()
 	if err != nil {

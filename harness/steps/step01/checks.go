@@ -733,8 +733,8 @@ var deletedWhileDownCheck = checks.Check{
 	Title:   "an EdgeRoute deleted while the controller is stopped has its route withdrawn once the controller is back",
 	SeedRef: "Task 3: delete an EdgeRoute while the controller is stopped",
 	Points:  10,
-	Clauses: []string{ClauseDeleted, ClauseRestart},
-	Hint:    "an EdgeRoute deleted while the controller is stopped must have its route withdrawn once the controller is back, and no other route withdrawn",
+	Clauses: []string{ClauseDeleted, ClauseRestart, ClauseNoFlap},
+	Hint:    "an EdgeRoute deleted while the controller is stopped must have its route withdrawn once the controller is back, no other route withdrawn, and one created again under its name must end routed",
 	LongHint: `Reconcile hears of a deletion as a NotFound, but only a running controller gets that
 event. An EdgeRoute deleted while the controller is stopped is simply absent from the
 informer's first list when it starts again, so nothing ever reconciles its key and its
@@ -748,23 +748,33 @@ and starts the controller again: the deleted route must be withdrawn, the object
 and the other route never withdrawn (a sweep withdraws only what has no EdgeRoute). The
 proxy is still starting when the controller comes back: it refuses to list its routes
 (503) for a couple of seconds, so a sweep must retry a listing that failed, with backoff,
-and never report "0 orphans" for a table it could not read.`,
+and never report "0 orphans" for a table it could not read. A third deleted EdgeRoute
+is created again while the proxy holds its old route's withdraw unanswered: a sweep
+that withdraws from its own goroutine races the worker that pushes the new one, and
+the withdraw can land last. Hand the swept keys to the work queue, which never gives
+one key to two workers at once, so the withdraw and the push of one name take turns.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		t.CreateService(ctx, "down-svc")
 		deleted := t.NewRoute(ctx, "deleted", "down-svc", 8080)
 		kept := t.NewRoute(ctx, "kept", "down-svc", 8080)
-		for _, r := range []*checks.Route{deleted, kept} {
+		again := t.NewRoute(ctx, "again", "down-svc", 8080)
+		for _, r := range []*checks.Route{deleted, kept, again} {
 			r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		}
-		t.ProxyHolds(ctx, t.Timeouts.Converge, deleted.Name, kept.Name)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, again.Name, deleted.Name, kept.Name)
 
 		t.KillController(ctx)
 		stopped := time.Now()
 		deleted.Delete(ctx) // the proxy keeps its table: only the controller is down
+		again.Delete(ctx)
 		t.Did(evidence.ProxyChanged, "", "the proxy refuses to list its routes (503) for %s from the first listing, as a proxy still starting would", listRefusal)
 		t.Proxy.RefuseListing(listRefusal)
 		defer t.Proxy.RefuseListing(0)
+		t.Did(evidence.ProxyChanged, again.Object(), "the proxy will keep the next withdraw of %s in flight, unanswered, while its EdgeRoute is created again", again)
+		t.Proxy.HoldWithdraw(again.Key())
+		defer t.Proxy.ReleaseWithdraw(again.Key())
 		t.StartController(ctx)
+		overlap := recreatedInFlight(ctx, t, again, stopped)
 
 		// A sweep retries on a timer of its own, off the queue: the
 		// controller's idleness while it waits proves nothing.
@@ -786,9 +796,91 @@ and never report "0 orphans" for a table it could not read.`,
 					kept, ev.Received.Format("15:04:05.000"), ClauseNoFlap)
 			}
 		}
-		t.ProxyHolds(ctx, t.Timeouts.Converge, kept.Name)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, again.Name, kept.Name)
+		if overlap != "" {
+			t.Fatalf("%s, created again under the name of an EdgeRoute deleted while the controller was stopped, lost its route after it was pushed: %s "+
+				"(%s; %s: whatever pushed it again is all that put it back)", again, overlap, ClauseRestart, ClauseNoFlap)
+		}
 	},
 }
+
+// recreatedInFlight creates r again, under the name of an EdgeRoute deleted
+// while the controller was stopped, while the proxy holds the withdraw of
+// the old one in flight (proxy.HoldWithdraw): the new EdgeRoute must end
+// programmed and routed (Q-RESTART). The hold ends when a push of r arrives
+// (the proxy then applies the push, and the withdraw after it) or after
+// holdWindow. It returns what the proxy's requests show when the new
+// EdgeRoute's push and the old one's withdraw were in flight at once, for
+// the check to judge last: its other findings name a cause more precisely.
+func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stopped time.Time) (overlap string) {
+	var sent time.Time
+	t.WaitPatiently(ctx, t.Timeouts.Converge, "the withdraw of "+r.String()+" to reach the proxy", func() error {
+		at, held := t.Proxy.WithdrawHeld(r.Key())
+		if !held {
+			return fmt.Errorf("the proxy\n  expected: a withdraw of %s, whose EdgeRoute was deleted while the controller was stopped\n  observed: none\n  listings: %s",
+				r.Key(), listings(t.Proxy.Listings(), stopped))
+		}
+		sent = at
+		return nil
+	})
+	if _, err := r.Get(ctx); err == nil {
+		// The EdgeRoute waits for its withdraw (a finalizer): no new one
+		// can be created under its name before that withdraw is answered.
+		t.Proxy.ReleaseWithdraw(r.Key())
+		gone(ctx, t, r)
+	}
+	again := t.NewRoute(ctx, r.Name, r.Service, 8080)
+	for end := time.Now().Add(holdWindow); time.Now().Before(end); t.Sleep(ctx, 50*time.Millisecond) {
+		if _, held := t.Proxy.WithdrawHeld(r.Key()); !held {
+			break // a push of the new EdgeRoute arrived while the withdraw was in flight
+		}
+	}
+	t.Proxy.ReleaseWithdraw(r.Key())
+	again.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+	t.WaitFor(ctx, t.Timeouts.Converge, "the proxy to route "+again.String(), func() error {
+		if _, ok := t.Proxy.Route(again.Key()); ok {
+			return nil
+		}
+		what, _ := inFlightAtOnce(t.Proxy.Events(again.Key()), sent)
+		return fmt.Errorf("the proxy holds no route for %s, created again under the name of an EdgeRoute deleted while the controller was stopped, "+
+			"although its status says Programmed=True\n  expected: routed once the controller is back (%s)\n  observed: %s",
+			again, ClauseRestart, what)
+	})
+	if what, overlapped := inFlightAtOnce(t.Proxy.Events(again.Key()), sent); overlapped {
+		return what
+	}
+	return ""
+}
+
+// inFlightAtOnce says what the proxy's requests for one key, from the
+// withdraw sent at sent, show, and whether a push was sent while that
+// withdraw was unanswered: two requests of one route in flight at once,
+// the withdraw landing last.
+func inFlightAtOnce(events []proxy.Event, sent time.Time) (string, bool) {
+	var withdraw *proxy.Event
+	for i := range events {
+		if events[i].Method == http.MethodDelete && events[i].Received.Equal(sent) {
+			withdraw = &events[i]
+		}
+	}
+	if withdraw == nil {
+		return "the withdraw sent at " + sent.Format("15:04:05.000") + " was never answered", false
+	}
+	for _, e := range events {
+		if e.Method == http.MethodPut && e.ACKed() && e.Received.After(withdraw.Received) && e.Received.Before(withdraw.Answered) {
+			return fmt.Sprintf("the push of the new EdgeRoute was sent at %s while the withdraw of the old one, sent at %s, was still unanswered: "+
+				"the proxy applied the push, then the withdraw (answered %s); two requests of one route were in flight at once",
+				e.Received.Format("15:04:05.000"), withdraw.Received.Format("15:04:05.000"), withdraw.Answered.Format("15:04:05.000")), true
+		}
+	}
+	return fmt.Sprintf("the withdraw of the old EdgeRoute, sent at %s, was answered at %s, and no push of the new one was answered after it",
+		withdraw.Received.Format("15:04:05.000"), withdraw.Answered.Format("15:04:05.000")), false
+}
+
+// holdWindow is how long deleted-while-down keeps the withdraw of a deleted
+// EdgeRoute's route in flight once an EdgeRoute of that name exists again:
+// time for a push of the new one to arrive, if anything sends it then.
+const holdWindow = 2 * time.Second
 
 // listRefusal is how long deleted-while-down's proxy refuses to list its
 // routes after the restart, from the first listing it refuses.
