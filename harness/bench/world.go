@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/steps/step01"
 )
 
 // routeName and serviceName name the i-th object of a set ("route", "lat").
@@ -23,7 +23,7 @@ func serviceName(set string, i int) string { return fmt.Sprintf("%s-svc-%05d", s
 
 func newRoute(ns, name, service string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(checks.EdgeRouteGVK)
+	u.SetGroupVersionKind(step01.EdgeRouteGVK)
 	u.SetNamespace(ns)
 	u.SetName(name)
 	u.Object["spec"] = map[string]any{"hostname": name + ".bench.example.com", "prefix": "/", "service": service, "port": int64(8080)}
@@ -89,7 +89,7 @@ func createSet(ctx context.Context, c client.Client, ns, set string, n int, with
 // is stopped) and Services, so the next N starts from an empty cluster.
 func deleteAll(ctx context.Context, c client.Client, ns string) error {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(checks.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("listing EdgeRoutes in %s: %w", ns, err)
 	}
@@ -141,7 +141,7 @@ type seen struct {
 func track(ctx context.Context, c client.WithWatch, ns string) (*tracker, error) {
 	t := &tracker{routes: map[string]*seen{}}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(checks.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, fmt.Errorf("listing EdgeRoutes in %s: %w", ns, err)
 	}
@@ -156,7 +156,7 @@ func track(ctx context.Context, c client.WithWatch, ns string) (*tracker, error)
 func (t *tracker) run(ctx context.Context, c client.WithWatch, ns, rv string) {
 	for ctx.Err() == nil {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(checks.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+		list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
 		w, err := c.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err != nil {
 			t.fail(fmt.Errorf("watching EdgeRoutes in %s: %w", ns, err))

@@ -17,7 +17,8 @@ import (
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
-// seenVersion is one version of an EdgeRoute as the watch delivered it.
+// seenVersion is one version of an object of the step's primary kind as the
+// watch delivered it.
 type seenVersion struct {
 	at         time.Time
 	name       string
@@ -29,15 +30,16 @@ type seenVersion struct {
 	gone       bool   // the watch's Deleted event: no conditions, no spec
 }
 
-// apiserverLog keeps every EdgeRoute version and every Service change seen
-// in the check's namespace.
+// apiserverLog keeps every version of the primary kind's objects and every
+// change of the step's watched kinds seen in the check's namespace.
 type apiserverLog struct {
 	mu       sync.Mutex
 	versions []seenVersion
 	objects  []ObjectSeen
 }
 
-// recordAPIServer watches the check's EdgeRoutes and the kinds the step
+// recordAPIServer watches the check's objects of the step's primary kind
+// (Env.Primary) and the kinds the step
 // watches (Env.Watched) and records
 // every change, with the moment it arrived: each status write is seen,
 // however briefly a value lasted, which polling cannot.
@@ -47,12 +49,12 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 	t.api = &apiserverLog{}
 
 	routes := &unstructured.UnstructuredList{}
-	routes.SetGroupVersionKind(EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	routes.SetGroupVersionKind(t.Primary.List())
 	if w, err := t.Client.Watch(ctx, routes, client.InNamespace(t.Namespace)); err == nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); t.followRoutes(ctx, w) }()
 	} else {
-		t.Logf("could not watch EdgeRoutes in %s: %v", t.Namespace, err)
+		t.Logf("could not watch %ss in %s: %v", t.Primary.Kind(), t.Namespace, err)
 	}
 	for _, gvk := range t.Watched {
 		list := &unstructured.UnstructuredList{}
@@ -82,25 +84,25 @@ func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
 		}
 		now := time.Now()
 		name := obj.GetName()
-		what := "EdgeRoute " + t.Namespace + "/" + name
+		what := t.Primary.Object(t.Namespace, name)
 		prev := last[name]
 		switch ev.Type {
 		case watch.Added:
 			t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
-				Text: fmt.Sprintf("EdgeRoute %s exists (generation %d)", name, obj.GetGeneration()), Detail: specText(obj)})
+				Text: fmt.Sprintf("%s %s exists (generation %d)", t.Primary.Kind(), name, obj.GetGeneration()), Detail: specText(obj)})
 			if len(conditionsOf(obj)) > 0 {
 				t.Record.Add(statusEvent(now, what, name, obj))
 			}
 		case watch.Deleted:
 			t.Record.Add(evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
-				Text: fmt.Sprintf("EdgeRoute %s is gone from the API", name)})
+				Text: fmt.Sprintf("%s %s is gone from the API", t.Primary.Kind(), name)})
 			delete(last, name)
 			t.api.mu.Lock()
 			t.api.versions = append(t.api.versions, seenVersion{at: now, name: name, rv: obj.GetResourceVersion(), gone: true})
 			t.api.mu.Unlock()
 			continue
 		case watch.Modified:
-			for _, e := range routeChange(now, what, name, prev, obj) {
+			for _, e := range objectChange(now, t.Primary.Kind(), what, name, prev, obj) {
 				t.Record.Add(e)
 			}
 		default:
@@ -115,23 +117,24 @@ func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
 	}
 }
 
-// routeChange says what changed between two versions of an EdgeRoute.
-func routeChange(now time.Time, what, name string, prev, obj *unstructured.Unstructured) []evidence.Event {
+// objectChange says what changed between two versions of an object of kind
+// (the step's primary kind).
+func objectChange(now time.Time, kind, what, name string, prev, obj *unstructured.Unstructured) []evidence.Event {
 	var out []evidence.Event
 	if prev == nil {
 		return []evidence.Event{statusEvent(now, what, name, obj)}
 	}
 	if prev.GetGeneration() != obj.GetGeneration() {
 		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
-			Text: fmt.Sprintf("EdgeRoute %s spec changed: generation %d", name, obj.GetGeneration()), Detail: specText(obj)})
+			Text: fmt.Sprintf("%s %s spec changed: generation %d", kind, name, obj.GetGeneration()), Detail: specText(obj)})
 	}
 	if !equality.Semantic.DeepEqual(prev.GetFinalizers(), obj.GetFinalizers()) {
 		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
-			Text: fmt.Sprintf("EdgeRoute %s finalizers [%s]", name, strings.Join(obj.GetFinalizers(), " "))})
+			Text: fmt.Sprintf("%s %s finalizers [%s]", kind, name, strings.Join(obj.GetFinalizers(), " "))})
 	}
 	if obj.GetDeletionTimestamp() != nil && prev.GetDeletionTimestamp() == nil {
 		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Object, Object: what,
-			Text: fmt.Sprintf("EdgeRoute %s is being deleted (finalizers hold it)", name)})
+			Text: fmt.Sprintf("%s %s is being deleted (finalizers hold it)", kind, name)})
 	}
 	ps, _, _ := unstructured.NestedFieldCopy(prev.Object, "status")
 	cs, _, _ := unstructured.NestedFieldCopy(obj.Object, "status")
@@ -140,7 +143,7 @@ func routeChange(now time.Time, what, name string, prev, obj *unstructured.Unstr
 		out = append(out, statusEvent(now, what, name, obj))
 	case len(out) == 0:
 		out = append(out, evidence.Event{At: now, Source: evidence.APIServer, Kind: evidence.Status, Object: what, Bad: true,
-			Text: fmt.Sprintf("EdgeRoute %s rewritten with nothing changed (resourceVersion %s)", name, obj.GetResourceVersion())})
+			Text: fmt.Sprintf("%s %s rewritten with nothing changed (resourceVersion %s)", kind, name, obj.GetResourceVersion())})
 	}
 	return out
 }
@@ -193,7 +196,7 @@ func (t *T) followObjects(ctx context.Context, kind string, w watch.Interface) {
 	}
 }
 
-// firstVersion returns the first version of EdgeRoute name that satisfies ok.
+// firstVersion returns the first version of primary object name that satisfies ok.
 func (t *T) firstVersion(name string, ok func(seenVersion) bool) (seenVersion, bool) {
 	t.api.mu.Lock()
 	defer t.api.mu.Unlock()
@@ -223,7 +226,7 @@ func next(ctx context.Context, w watch.Interface) (watch.Event, bool) {
 	}
 }
 
-// HalfWritten lists the versions of EdgeRoute name, seen since since, whose
+// HalfWritten lists the versions of primary object name, seen since since, whose
 // conditions disagree on observedGeneration: a status written a condition at
 // a time (two writes in one pass), caught between its writes. A whole status
 // describes one generation, so every condition of a write carries it.

@@ -23,7 +23,7 @@ import (
 // early on a correct controller.
 //
 // The proofs, read from the evidence the check already holds:
-//   - a write of the check's EdgeRoutes refused (RBAC forbids it: the object
+//   - a write of the check's objects of the primary kind refused (RBAC forbids it: the object
 //     written with r.Update where only edgeroutes/status is granted; the
 //     status subresource missing from the CRD, a 404; a status the schema
 //     rejects), refusedWrites times with no status written since;
@@ -97,10 +97,11 @@ func (p Prior) String() string {
 // check's namespace since the last action, the record's events, and how
 // long the controller's workers have been stuck.
 type doomEvidence struct {
-	since  time.Time // the last action (or the check's start)
-	now    time.Time
-	lines  []ctrlproc.Line
-	events []evidence.Event
+	primary Primary   // whose writes the controller's log may show refused
+	since   time.Time // the last action (or the check's start)
+	now     time.Time
+	lines   []ctrlproc.Line
+	events  []evidence.Event
 	// noStatusSubresource: the installed CRD has none, so a status write
 	// is answered NotFound although the object exists.
 	noStatusSubresource bool
@@ -133,7 +134,7 @@ func (t *T) doomed(ctx context.Context, now time.Time) (doom, bool) {
 	if a, ok := t.Record.LastAction(now); ok {
 		since = a.At
 	}
-	ev := doomEvidence{since: since, now: now, events: t.Record.Since(since), prior: t.Prior,
+	ev := doomEvidence{primary: t.Primary, since: since, now: now, events: t.Record.Since(since), prior: t.Prior,
 		noStatusSubresource: t.noStatusSubresource(ctx)}
 	ev.stuck, ev.allStuck = t.activity.stuck()
 	if t.Controller != nil {
@@ -163,7 +164,7 @@ func judge(ev doomEvidence) (doom, bool) {
 		if l.At.Before(lastWrite) {
 			continue
 		}
-		if _, _, ok := refusedWrite(l.Text, ev.noStatusSubresource); ok {
+		if _, _, ok := refusedWrite(ev.primary, l.Text, ev.noStatusSubresource); ok {
 			refused = append(refused, l)
 		}
 		if _, ok := ctrlproc.ReconcilePanic(l.Text); ok {
@@ -175,12 +176,12 @@ func judge(ev doomEvidence) (doom, bool) {
 		need = 1
 	}
 	if len(refused) >= need {
-		why, lasting, _ := refusedWrite(refused[len(refused)-1].Text, ev.noStatusSubresource)
+		why, lasting, _ := refusedWrite(ev.primary, refused[len(refused)-1].Text, ev.noStatusSubresource)
 		if priorKind == refusedStatus {
 			return doom{Proof: ev.prior.String() + " (refused here too)", Hint: ev.prior.Hint, Prerequisite: true}, true
 		}
-		d := doom{Proof: fmt.Sprintf("the API server refused the controller's write of an EdgeRoute %s since the last change (%s), and no status was written: %s",
-			Times(len(refused)), ago(ev.since, refused[0].At), why), Hint: refusalHint(why)}
+		d := doom{Proof: fmt.Sprintf("the API server refused the controller's write of %s %s since the last change (%s), and no status was written: %s",
+			ev.primary.A(), Times(len(refused)), ago(ev.since, refused[0].At), why), Hint: refusalHint(ev.primary, why)}
 		if lasting {
 			d.Blocker = &Blocker{Kind: refusedStatus, Why: why, Hint: d.Hint}
 		}
@@ -210,7 +211,8 @@ func judge(ev doomEvidence) (doom, bool) {
 	return doom{}, false
 }
 
-// refusedWrite says why a log line is a refused write of an EdgeRoute (its
+// refusedWrite says why a log line is a refused write of an object of the
+// primary kind (its
 // status or the object), and whether the refusal lasts for the whole run
 // (RBAC and the CRD do not change while the controller runs; an invalid
 // status is refused for what it holds).
@@ -218,20 +220,20 @@ func judge(ev doomEvidence) (doom, bool) {
 // Without a status subresource a status write is answered with a NotFound
 // naming the object, as if it were gone: noStatusSubresource (read from the
 // installed CRD) tells the two apart.
-func refusedWrite(line string, noStatusSubresource bool) (why string, lasting, ok bool) {
+func refusedWrite(primary Primary, line string, noStatusSubresource bool) (why string, lasting, ok bool) {
 	if verb, resource, group, ok := ctrlproc.ForbiddenRequest(line); ok {
 		main, _, _ := strings.Cut(resource, "/")
-		if main == edgeRoutes && (verb == "update" || verb == "patch") {
+		if main == primary.Resource && (verb == "update" || verb == "patch") {
 			return fmt.Sprintf("it is forbidden to %s %q in API group %q", verb, resource, group), true, true
 		}
 		return "", false, false
 	}
-	if !strings.Contains(line, edgeRoutes) && !strings.Contains(line, EdgeRouteGVK.Kind) {
+	if primary.Resource == "" || !strings.Contains(line, primary.Resource) && !strings.Contains(line, primary.Kind()) {
 		return "", false, false
 	}
 	switch {
-	case noStatusSubresource && objectNotFoundRE.MatchString(line):
-		return "the CRD has no status subresource, so a write of the status is answered NotFound (404) although the EdgeRoute exists", true, true
+	case noStatusSubresource && objectNotFound(primary).MatchString(line):
+		return "the CRD has no status subresource, so a write of the status is answered NotFound (404) although the " + primary.Kind() + " exists", true, true
 	case strings.Contains(line, "is invalid: status."):
 		return "the status written is invalid by the CRD's schema: " + after(line, "is invalid: "), false, true
 	}
@@ -240,10 +242,10 @@ func refusedWrite(line string, noStatusSubresource bool) (why string, lasting, o
 
 // refusalHint is what to do about a refused write, where the runner's
 // diagnosis of the log (RBAC) has nothing to say.
-func refusalHint(why string) string {
+func refusalHint(primary Primary, why string) string {
 	switch {
 	case strings.Contains(why, "no status subresource"):
-		return "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers), " +
+		return "add +kubebuilder:subresource:status above the " + primary.Kind() + " type (the harness regenerates the CRD from the markers), " +
 			"and write the status with r.Status().Update or r.Status().Patch"
 	case strings.Contains(why, "invalid"):
 		return "every condition must pass the CRD's schema (the message names the field): a reason is CamelCase letters, a status True, False or Unknown"
@@ -251,24 +253,23 @@ func refusalHint(why string) string {
 	return ""
 }
 
-// edgeRoutes is the resource of EdgeRouteGVK, as the API server names it in
-// its errors.
-const edgeRoutes = "edgeroutes"
-
-// objectNotFoundRE is the API server's NotFound for an EdgeRoute, as a log
-// line quotes it: edgeroutes.net.10xdev.io \"name\" not found.
-var objectNotFoundRE = regexp.MustCompile(regexp.QuoteMeta(edgeRoutes+"."+EdgeRouteGVK.Group) + ` \\?"[^"\\]+\\?" not found`)
+// objectNotFound matches the API server's NotFound for an object of the
+// primary kind, as a log line quotes it: edgeroutes.net.10xdev.io \"name\"
+// not found.
+func objectNotFound(primary Primary) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(primary.CRD()) + ` \\?"[^"\\]+\\?" not found`)
+}
 
 // noStatusSubresource reads the installed CRD once per check: whether its
 // version has no status subresource. An unreadable CRD says nothing.
 func (t *T) noStatusSubresource(ctx context.Context) bool {
 	t.crdOnce.Do(func() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if t.Client == nil || t.Client.Get(ctx, client.ObjectKey{Name: edgeRoutes + "." + EdgeRouteGVK.Group}, crd) != nil {
+		if t.Client == nil || t.Primary.Resource == "" || t.Client.Get(ctx, client.ObjectKey{Name: t.Primary.CRD()}, crd) != nil {
 			return
 		}
 		for _, v := range crd.Spec.Versions {
-			if v.Name == EdgeRouteGVK.Version {
+			if v.Name == t.Primary.GVK.Version {
 				t.noStatus = v.Subresources == nil || v.Subresources.Status == nil
 			}
 		}

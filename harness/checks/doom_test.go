@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
 )
@@ -44,9 +46,13 @@ var (
 		`User \"gw10-controller\" cannot create resource \"events\" in API group \"\" in the namespace \"` + ns + `\""}`
 )
 
+// edgeRoutes is the primary kind of the controller whose log lines these
+// are (step 01's, declared by its descriptor).
+var edgeRoutes = Primary{GVK: schema.GroupVersionKind{Group: "net.10xdev.io", Version: "v1", Kind: "EdgeRoute"}, Resource: "edgeroutes"}
+
 // evidenceOf lays lines out one every step after the action.
 func evidenceOf(action time.Time, step time.Duration, lines ...string) doomEvidence {
-	ev := doomEvidence{since: action, now: action.Add(time.Duration(len(lines)+1) * step)}
+	ev := doomEvidence{primary: edgeRoutes, since: action, now: action.Add(time.Duration(len(lines)+1) * step)}
 	for i, l := range lines {
 		ev.lines = append(ev.lines, ctrlproc.Line{At: action.Add(time.Duration(i+1) * step), Text: l})
 	}
@@ -213,7 +219,7 @@ func TestAProofSaysWhatToDo(t *testing.T) {
 	ev := evidenceOf(action, 10*time.Millisecond, repeat(statusNotFound, 2)...)
 	ev.noStatusSubresource = true
 	d, ok := judge(ev)
-	if !ok || !strings.Contains(d.Hint, "+kubebuilder:subresource:status") || d.Blocker == nil || d.Blocker.Hint != d.Hint {
+	if !ok || !strings.Contains(d.Hint, "add +kubebuilder:subresource:status above the EdgeRoute type") || d.Blocker == nil || d.Blocker.Hint != d.Hint {
 		t.Fatalf("no status subresource: %+v (blocker %+v)", d, d.Blocker)
 	}
 	later := evidenceOf(action, 10*time.Millisecond, statusNotFound)
@@ -221,5 +227,23 @@ func TestAProofSaysWhatToDo(t *testing.T) {
 	later.prior = &Prior{Check: "missing-service", Blocker: *d.Blocker}
 	if p, ok := judge(later); !ok || !p.Prerequisite || p.Hint != d.Hint {
 		t.Errorf("the later check's proof %+v does not pass on the hint %q", p, d.Hint)
+	}
+}
+
+// The refused writes are those of the step's primary kind: another step's
+// controller refused a write of an EdgeRoute proves nothing about its own.
+func TestARefusedWriteIsOneOfThePrimaryKind(t *testing.T) {
+	action := time.Date(2026, 12, 4, 6, 49, 29, 0, time.UTC)
+	ev := evidenceOf(action, 10*time.Millisecond, repeat(forbiddenUpdate, 2)...)
+	if d, ok := judge(ev); !ok || !strings.Contains(d.Proof, "refused the controller's write of an EdgeRoute twice") {
+		t.Fatalf("EdgeRoutes: %+v", d)
+	}
+	ev.primary = Primary{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Resource: "widgets"}
+	if d, ok := judge(ev); ok {
+		t.Errorf("a step whose primary kind is Widget read an EdgeRoute's refused write as its own: %+v", d)
+	}
+	why, _, ok := refusedWrite(ev.primary, `widgets.example.com \"w\" not found`, true)
+	if !ok || !strings.Contains(why, "although the Widget exists") || !strings.Contains(refusalHint(ev.primary, why), "above the Widget type") {
+		t.Errorf("a Widget without a status subresource: %q, %q", why, refusalHint(ev.primary, why))
 	}
 }

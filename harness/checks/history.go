@@ -16,8 +16,8 @@ import (
 // event after the write it shows, a proxy event when the request arrived.
 type History struct {
 	Namespace string
-	// Versions are the EdgeRoutes of the namespace as the watch delivered
-	// them, in order, deletions included.
+	// Versions are the namespace's objects of the step's primary kind
+	// (Env.Primary) as the watch delivered them, in order, deletions included.
 	Versions []Version
 	// Objects are the namespace's objects of the kinds the step watches
 	// (Env.Watched), appearing, changing and going, in order.
@@ -28,7 +28,7 @@ type History struct {
 	Proxy []proxy.Event
 }
 
-// Version is one version of an EdgeRoute on the watch.
+// Version is one version of an object of the primary kind on the watch.
 type Version struct {
 	At         time.Time
 	Name       string

@@ -38,7 +38,7 @@ const conflictText = "the object has been modified"
 
 // settledEvidence is what the proof reads about one route.
 type settledEvidence struct {
-	route  string    // "EdgeRoute ns/name"
+	route  string    // "EdgeRoute ns/name" (Primary.Object)
 	since  time.Time // the check's last action (or its start)
 	now    time.Time
 	settle time.Duration
@@ -61,7 +61,7 @@ func (t *T) settledOnRefusal(key proxy.Key, now time.Time) (doom, bool) {
 	if a, ok := t.Record.LastAction(now); ok {
 		since = a.At
 	}
-	ev := settledEvidence{route: "EdgeRoute " + key.String(), since: since, now: now, settle: t.Timeouts.Settle,
+	ev := settledEvidence{route: t.Primary.Object(key.Namespace, key.Name), since: since, now: now, settle: t.Timeouts.Settle,
 		events: t.Record.Since(since)}
 	for _, pe := range t.Proxy.Events(key) {
 		if !pe.Received.Before(since) {

@@ -38,6 +38,9 @@ type Env struct {
 	StepDir    string // the step module, for its samples
 	Namespace  string // created for this check, removed after it
 	Timeouts   Timeouts
+	// Primary is the kind the step's controller reconciles (step.Step.Primary):
+	// the recorder follows it, the route handles make it, texts name it.
+	Primary Primary
 	// Seeds drive the checks that generate sequences: one segment per seed,
 	// in order. Fixed are the step's fixed seeds among them (the others are
 	// fresh: drawn for this run, printed with a replay command on failure).
@@ -59,7 +62,7 @@ type Env struct {
 	// Execute evaluates them over the whole history once the check has
 	// run, and a check may evaluate them sooner (T.Violations).
 	Invariants []Invariant
-	// Watched are the namespaced kinds, beside the step's routes, whose objects the check's recorder watches in its namespace:
+	// Watched are the namespaced kinds, beside the step's Primary, whose objects the check's recorder watches in its namespace:
 	// each change is evidence, and History().Objects lists them.
 	Watched []schema.GroupVersionKind
 	// Probe compiles and runs a grader-owned test beside the step's code
@@ -257,7 +260,7 @@ func (t *T) Evidence() []evidence.Event {
 	}
 	if t.Proxy != nil {
 		for _, pe := range t.Proxy.EventsIn(t.Namespace) {
-			rec.Add(proxyEvent(pe))
+			rec.Add(proxyEvent(t.Primary, pe))
 		}
 	}
 	if t.Controller != nil {
@@ -271,8 +274,10 @@ func (t *T) Evidence() []evidence.Event {
 	return rec.Events()
 }
 
-func proxyEvent(pe proxy.Event) evidence.Event {
-	ev := evidence.Event{At: pe.Received, End: pe.Answered, Source: evidence.Proxy, Object: "EdgeRoute " + pe.Key.String()}
+// proxyEvent is pe as evidence: the proxy's key names an object of the
+// step's primary kind.
+func proxyEvent(primary Primary, pe proxy.Event) evidence.Event {
+	ev := evidence.Event{At: pe.Received, End: pe.Answered, Source: evidence.Proxy, Object: primary.Object(pe.Key.Namespace, pe.Key.Name)}
 	switch pe.Method {
 	case "PUT":
 		ev.Kind = evidence.Push

@@ -148,22 +148,25 @@ func (t *T) explainWait(doomed bool) {
 	tl := evidence.TallyAfter(events, action.At, "")
 	if tl.Reconciles == 0 {
 		if !doomed {
-			t.Cause("%s", noReconcileCause(action))
+			t.Cause("%s", noReconcileCause(t.Primary, action))
 		}
 		return
 	}
-	t.Cause("%s", didReconcileCause(action, tl))
+	t.Cause("%s", didReconcileCause(t.Primary, action, tl))
 }
 
-// noReconcileCause is the learner's conclusion when nothing followed an action.
-func noReconcileCause(action evidence.Event) string {
+// noReconcileCause is the learner's conclusion when nothing followed an
+// action: the step's own (Primary.Causes) first.
+func noReconcileCause(p Primary, action evidence.Event) string {
 	after := "no reconcile followed " + action.Text
+	if p.Causes.NoReconcile != nil {
+		if why := p.Causes.NoReconcile(action.Trigger); why != "" {
+			return after + ": " + why
+		}
+	}
 	switch action.Trigger {
-	case evidence.ServiceCreated, evidence.ServiceDeleted:
-		return after + ": the Service event woke no EdgeRoute, not even those that name the Service, " +
-			"so their status still describes the world before it (S-ACKED, S-MISSING, Q-FANOUT)"
 	case evidence.RouteCreated, evidence.RouteEdited, evidence.RouteDeleted:
-		return after + ": the EdgeRoute event woke no reconcile"
+		return after + ": the " + p.Kind() + " event woke no reconcile"
 	case evidence.Restarted:
 		return after + ": the new process reconciled nothing"
 	case evidence.ProxyChanged:
@@ -173,7 +176,7 @@ func noReconcileCause(action evidence.Event) string {
 	}
 }
 
-func didReconcileCause(action evidence.Event, tl evidence.Tally) string {
+func didReconcileCause(p Primary, action evidence.Event, tl evidence.Tally) string {
 	s := fmt.Sprintf("after %s the controller reconciled %s (%s), pushed %s (%d refused), withdrew %s",
 		action.Text, Times(tl.Reconciles), resultList(tl.ByResult), Times(tl.Pushes), tl.NACKs, Times(tl.Withdraws))
 	if tl.LastStatus == nil {
@@ -181,35 +184,18 @@ func didReconcileCause(action evidence.Event, tl evidence.Tally) string {
 	} else {
 		s += fmt.Sprintf(" and wrote status %s; the last write: %s", Times(tl.StatusWrites), tl.LastStatus.Text)
 	}
-	return s + didNothing(action, tl)
+	return s + didNothing(p, action, tl)
 }
 
 // didNothing reads a pass that ran, succeeded and changed nothing after an
 // event that should have changed something: Reconcile saw the event and
-// returned early.
-//
-// A deletion is read by its withdraws alone: the tail of the route's last
-// pass (the echo of its status write, pushing again) may still arrive
-// after the deletion and count as a push or a write.
-func didNothing(action evidence.Event, tl evidence.Tally) string {
-	if tl.Reconciles == 0 || tl.ByResult["success"] != tl.Reconciles {
+// returned early. Which events should have changed what is the step's
+// design (Primary.Causes.DidNothing).
+func didNothing(p Primary, action evidence.Event, tl evidence.Tally) string {
+	if tl.Reconciles == 0 || tl.ByResult["success"] != tl.Reconciles || p.Causes.DidNothing == nil {
 		return ""
 	}
-	switch action.Trigger {
-	case evidence.ServiceCreated, evidence.ServiceDeleted:
-		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
-			return ""
-		}
-		return ". Reconcile ran and changed nothing (no push, no withdraw, no status write), as if it returned early: " +
-			"the EdgeRoute and its generation did not change, its Service did"
-	case evidence.RouteDeleted:
-		if tl.Withdraws > 0 {
-			return ""
-		}
-		return ". Reconcile ran after the deletion and withdrew nothing: the proxy still routes to an EdgeRoute " +
-			"that is gone (S-DELETED)"
-	}
-	return ""
+	return p.Causes.DidNothing(action.Trigger, tl)
 }
 
 // Did records an action of the check on the world: the trigger the causes

@@ -4,12 +4,34 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
+// widgets is a primary kind no course step has, whose step names its own
+// design in its causes: the causes' texts come from the descriptor.
+var widgets = Primary{
+	GVK:      schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+	Resource: "widgets",
+	Causes: Causes{
+		NoReconcile: func(tr evidence.Trigger) string {
+			if tr == evidence.ServiceCreated {
+				return "the Gadget event woke no Widget"
+			}
+			return ""
+		},
+		DidNothing: func(tr evidence.Trigger, tl evidence.Tally) string {
+			if tr == evidence.ServiceCreated && tl.StatusWrites == 0 {
+				return ". the Widget ignored its Gadget"
+			}
+			return ""
+		},
+	},
+}
+
 func TestACauseReadsWhatFollowedTheAction(t *testing.T) {
-	created := evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Service heal-svc"}
-	deleted := evidence.Event{Trigger: evidence.RouteDeleted, Text: "deleting EdgeRoute bye"}
+	created := evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget heal-svc"}
 	write := &evidence.Event{Text: "status of heal: Accepted=True/Valid"}
 	cases := []struct {
 		name   string
@@ -18,29 +40,20 @@ func TestACauseReadsWhatFollowedTheAction(t *testing.T) {
 		want   []string
 		not    []string
 	}{
-		{"a pass that returned early after the Service appeared", created,
+		{"a pass that returned early, in the step's words", created,
 			evidence.Tally{Reconciles: 1, ByResult: map[string]int{"success": 1}},
 			[]string{"reconciled once (1 success), pushed 0 times (0 refused), withdrew 0 times and wrote no status",
-				"Reconcile ran and changed nothing", "its generation did not change, its Service did"}, nil},
-		{"a deletion that withdrew nothing", deleted,
-			evidence.Tally{Reconciles: 1, ByResult: map[string]int{"success": 1}},
-			[]string{"withdrew nothing", "still routes to an EdgeRoute that is gone"}, nil},
-		{"a deletion that withdrew nothing, while the last pass's echo still pushed", deleted,
-			evidence.Tally{Reconciles: 3, ByResult: map[string]int{"success": 3}, Pushes: 1, StatusWrites: 1, LastStatus: write},
-			[]string{"reconciled 3 times", "withdrew nothing"}, nil},
-		{"a deletion that withdrew", deleted,
-			evidence.Tally{Reconciles: 1, ByResult: map[string]int{"success": 1}, Withdraws: 1},
-			[]string{"withdrew once"}, []string{"withdrew nothing"}},
+				"the Widget ignored its Gadget"}, nil},
 		{"a pass that did its work", created,
 			evidence.Tally{Reconciles: 2, ByResult: map[string]int{"success": 2}, Pushes: 1, StatusWrites: 1, LastStatus: write},
 			[]string{"reconciled twice", "pushed once", "wrote status once; the last write: status of heal"},
-			[]string{"changed nothing"}},
+			[]string{"ignored"}},
 		{"a pass that failed is not one that returned early", created,
 			evidence.Tally{Reconciles: 1, ByResult: map[string]int{"error": 1}},
-			[]string{"(1 error)"}, []string{"changed nothing"}},
+			[]string{"(1 error)"}, []string{"ignored"}},
 	}
 	for _, c := range cases {
-		got := didReconcileCause(c.action, c.tl)
+		got := didReconcileCause(widgets, c.action, c.tl)
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: %q lacks %q", c.name, got, w)
@@ -50,6 +63,33 @@ func TestACauseReadsWhatFollowedTheAction(t *testing.T) {
 			if strings.Contains(got, w) {
 				t.Errorf("%s: %q says %q", c.name, got, w)
 			}
+		}
+	}
+	// A step without causes of its own gets only what any step's evidence says.
+	bare := Primary{GVK: widgets.GVK, Resource: widgets.Resource}
+	if got := didReconcileCause(bare, created, evidence.Tally{Reconciles: 1, ByResult: map[string]int{"success": 1}}); strings.Contains(got, "ignored") {
+		t.Errorf("a step without causes got one: %q", got)
+	}
+}
+
+func TestNoReconcileNamesThePrimaryKindAndTheStepsCauses(t *testing.T) {
+	cases := []struct {
+		primary Primary
+		action  evidence.Event
+		want    string
+	}{
+		{widgets, evidence.Event{Trigger: evidence.RouteEdited, Text: "editing Widget w: port 9090"},
+			"no reconcile followed editing Widget w: port 9090: the Widget event woke no reconcile"},
+		{widgets, evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget g"},
+			"no reconcile followed creating Gadget g: the Gadget event woke no Widget"},
+		{Primary{GVK: widgets.GVK}, evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget g"},
+			"no reconcile followed creating Gadget g"},
+		{widgets, evidence.Event{Trigger: evidence.Restarted, Text: "starting a new controller process"},
+			"no reconcile followed starting a new controller process: the new process reconciled nothing"},
+	}
+	for _, c := range cases {
+		if got := noReconcileCause(c.primary, c.action); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/10xdev/gw10/harness/proxy"
 )
 
-// RouteKey is the proxy key of EdgeRoute name in the check's namespace.
+// RouteKey is the proxy key of primary object name in the check's namespace.
 func RouteKey(t *T, name string) proxy.Key { return proxy.Key{Namespace: t.Namespace, Name: name} }
 
 // Sleep waits for d, or until the check is stopped.
@@ -88,7 +88,7 @@ func (t *T) StartController(ctx context.Context) {
 func (t *T) WipeStatus(ctx context.Context, r *Route) {
 	obj := r.MustGet(ctx)
 	_ = unstructured.SetNestedSlice(obj.Object, []any{}, "status", "conditions")
-	t.Did(evidence.StatusWiped, r.Object(), "wiping the status of EdgeRoute %s", r.Name)
+	t.Did(evidence.StatusWiped, r.Object(), "wiping the status of %s %s", t.Primary.Kind(), r.Name)
 	t.Must(t.Client.Status().Update(ctx, obj), "clearing the status of %s", r)
 }
 

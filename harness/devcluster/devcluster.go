@@ -191,34 +191,21 @@ func ping(ctx context.Context, kubeconfig string) error {
 	return err
 }
 
-// printNextSteps says how to use the cluster for st's chapter.
+// printNextSteps says how to use the cluster for st's chapter: the hand-run
+// tasks its descriptor declares (step.Step.HandRun).
 func printNextSteps(out io.Writer, dir string, st step.Step) {
 	abs, _ := filepath.Abs(KubeconfigPath(dir))
 	fmt.Fprintf(out, "\nUse it from your shell:\n\n  export KUBECONFIG=%s\n  kubectl get ns\n\n", abs)
-	fmt.Fprintf(out, "Then the chapter's tasks (%s), in %s/, each shell with that KUBECONFIG:\n", st.Chapter, st.Dir)
-	fmt.Fprintln(out)
-	for _, step := range nextSteps() {
-		fmt.Fprintf(out, "  %-56s # %s\n", step.command, step.why)
+	if len(st.HandRun) > 0 {
+		fmt.Fprintf(out, "Then the chapter's tasks (%s), in %s/, each shell with that KUBECONFIG:\n", st.Chapter, st.Dir)
+		fmt.Fprintln(out)
+		for _, c := range st.HandRun {
+			fmt.Fprintf(out, "  %-56s # %s\n", c.Command, c.Why)
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out)
 	fmt.Fprintln(out, "This cluster has no kubelet and no built-in controllers: Services get no endpoints and")
 	fmt.Fprintln(out, "namespaces never finish deleting. Stop it with: make cluster-down")
-}
-
-// nextStep is one command of the chapter's hand-run tasks.
-type nextStep struct{ command, why string }
-
-// nextSteps are the chapter's tasks 1 and 2 in its order: the EdgeRoute
-// first, while its Service is missing, and a watch already running when the
-// Service arrives, so the flip is seen.
-func nextSteps() []nextStep {
-	return []nextStep{
-		{"make install", "the CRD, from your markers"},
-		{"make run", "shell 2: your controller"},
-		{"kubectl get er -w", "shell 3: watch the status flip"},
-		{"kubectl apply -f config/samples/net_v1_edgeroute.yaml", "its Service \"web\" is missing"},
-		{"kubectl apply -f config/samples/web_service.yaml", "now create it: no edit of the route"},
-	}
 }
 
 func tail(path string, n int) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -109,13 +110,19 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestNextStepsFollowTheChapter: cluster-up's next steps are the chapter's
-// commands in the chapter's order (the Service last, after the watch), and
-// none applies the whole samples directory, which would create the Service
-// before the missing-Service demo.
+// TestNextStepsFollowTheChapter: cluster-up's next steps are each step's
+// hand-run tasks, printed, and its chapter's commands in the chapter's order
+// (step 01: the Service last, after the watch), and none applies the whole
+// samples directory, which would create the Service before the
+// missing-Service demo.
 func TestNextStepsFollowTheChapter(t *testing.T) {
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) { nextStepsFollowTheChapter(t, st) })
+	}
+}
+
+func nextStepsFollowTheChapter(t *testing.T, st step.Step) {
 	var out bytes.Buffer
-	st := steps.Default()
 	printNextSteps(&out, t.TempDir(), st)
 	printed := out.String()
 	chapter, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(st.Chapter)))
@@ -127,18 +134,18 @@ func TestNextStepsFollowTheChapter(t *testing.T) {
 	}
 	// Each command is found after the one before it, in both texts.
 	rest, chapterRest := printed, string(chapter)
-	for _, step := range nextSteps() {
-		p := strings.Index(rest, step.command)
-		c := strings.Index(chapterRest, step.command)
+	for _, cmd := range st.HandRun {
+		p := strings.Index(rest, cmd.Command)
+		c := strings.Index(chapterRest, cmd.Command)
 		if p < 0 {
-			t.Errorf("%q is not printed after the steps before it:\n%s", step.command, printed)
+			t.Errorf("%q is not printed after the steps before it:\n%s", cmd.Command, printed)
 		} else {
-			rest = rest[p+len(step.command):]
+			rest = rest[p+len(cmd.Command):]
 		}
 		if c < 0 {
-			t.Errorf("%q is not in %s after the steps before it", step.command, st.Chapter)
+			t.Errorf("%q is not in %s after the steps before it", cmd.Command, st.Chapter)
 		} else {
-			chapterRest = chapterRest[c+len(step.command):]
+			chapterRest = chapterRest[c+len(cmd.Command):]
 		}
 	}
 }

@@ -30,7 +30,7 @@ type Kind string
 const (
 	// Action is something the harness did to the world (Trigger says what).
 	Action Kind = "action"
-	// Status is a write of an EdgeRoute's status, seen on the watch.
+	// Status is a write of a status of the step's primary kind, seen on the watch.
 	Status Kind = "status"
 	// Object is any other change of a watched object (created, spec, deleted).
 	Object Kind = "object"

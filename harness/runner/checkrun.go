@@ -123,7 +123,7 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
 		Budget:       r.opts.budget(),
 		Prior:        r.priorProof(),
-		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants, Watched: r.opts.Step.Watched,
+		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants, Primary: r.opts.Step.Primary, Watched: r.opts.Step.Watched,
 		Probe: r.probe,
 	})
 	out := checks.Execute(checkCtx, chk, t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,11 @@ func tinyStep(base step.Step) step.Step {
 		SolutionDir:    "tiny-solution",
 		SolutionModule: "example.com/tiny-solution",
 		Chapter:        "harness/testdata/tiny/chapter.md",
-		Cleanup:        append(append([]schema.GroupVersionKind(nil), base.Cleanup...), configMaps),
+		// The kind its controller reconciles (the solution's code, so its
+		// kind), declared here without the course step's causes: the checks
+		// record, create and name its objects from this alone.
+		Primary: checks.Primary{GVK: base.Primary.GVK, Resource: base.Primary.Resource},
+		Cleanup: append(append([]schema.GroupVersionKind(nil), base.Cleanup...), configMaps),
 		// A kind no course step watches: the recorder follows it because
 		// the descriptor says so, with no change to package checks.
 		Watched: []schema.GroupVersionKind{configMaps},
@@ -42,6 +47,9 @@ func tinyStep(base step.Step) step.Step {
 				t.CreateService(ctx, "tiny-svc")
 				r := t.NewRoute(ctx, "tiny", "tiny-svc", 8080)
 				r.Eventually(ctx, t.Timeouts.Converge, checks.Want{Type: "Programmed", Status: "True"})
+				if !slices.ContainsFunc(t.History().Versions, func(v checks.Version) bool { return v.Name == "tiny" && v.StatusWrite }) {
+					t.Fatalf("the recorder did not follow the primary kind the step declares: versions %v", t.History().Versions)
+				}
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "tiny-config", Namespace: t.Namespace}}
 				if err := t.Client.Create(ctx, cm); err != nil {
 					t.Fatalf("creating ConfigMap tiny-config: %v", err)

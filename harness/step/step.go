@@ -45,8 +45,12 @@ type Step struct {
 	// Invariants are the contract's clauses checked at every event of every
 	// check (checks.Invariant): the runner gives them to each check.
 	Invariants []checks.Invariant
-	// Watched are the namespaced kinds, beside those the checks package
-	// records itself, whose objects every check's recorder watches in the
+	// Primary is the kind the step's controller reconciles (its GVK, its
+	// resource, the causes its design gives a failed wait): package checks
+	// knows it from here alone (checks.Env.Primary), and records, creates
+	// and names its objects by it.
+	Primary checks.Primary
+	// Watched are the namespaced kinds, beside Primary, whose objects every check's recorder watches in the
 	// check's namespace (checks.Env.Watched): their changes are evidence
 	// and the invariants see them (checks.History.Objects).
 	Watched []schema.GroupVersionKind
@@ -54,9 +58,18 @@ type Step struct {
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).
 	Cleanup []schema.GroupVersionKind
+	// HandRun are the chapter's tasks a learner runs by hand against the
+	// dev cluster (make cluster-up prints them), in the chapter's order;
+	// each command appears in the chapter word for word.
+	HandRun []Command
 	// UnitTests is the `go test -run` pattern of the step's unit tests,
 	// run in UnitPackage before any cluster starts; empty: none.
 	UnitTests, UnitPackage string
+}
+
+// A Command is one shell command of a hand-run task, with why it is run.
+type Command struct {
+	Command, Why string
 }
 
 // A Clause is one rule of a step's contract: what a correct controller
@@ -95,6 +108,8 @@ func (s Step) Validate() error {
 		return fmt.Errorf("step %q: name, directories and modules are required", s.Name)
 	case len(s.Checks) == 0:
 		return fmt.Errorf("step %q has no checks", s.Name)
+	case s.Primary.GVK.Kind == "" || s.Primary.GVK.Version == "" || s.Primary.Resource == "":
+		return fmt.Errorf("step %q declares no primary kind (its GVK and resource): the checks could not record, create or name its objects", s.Name)
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Checks {

@@ -26,11 +26,26 @@ func Step() step.Step {
 		RBACCeiling:    rbacCeiling(),
 		Seeds:          fixedSeeds(),
 		Invariants:     invariants(),
-		Cleanup:        []schema.GroupVersionKind{checks.EdgeRouteGVK},
+		Primary:        primary(),
+		Cleanup:        []schema.GroupVersionKind{EdgeRouteGVK},
 		// The invariants read the Services' comings and goings (serviceAt).
 		Watched:     []schema.GroupVersionKind{{Version: "v1", Kind: "Service"}},
+		HandRun:     handRun(),
 		UnitTests:   "^TestConditionsFor$",
 		UnitPackage: "./internal/controller",
+	}
+}
+
+// handRun are the chapter's tasks 1 and 2 in its order: the EdgeRoute
+// first, while its Service is missing, and a watch already running when the
+// Service arrives, so the flip is seen.
+func handRun() []step.Command {
+	return []step.Command{
+		{Command: "make install", Why: "the CRD, from your markers"},
+		{Command: "make run", Why: "shell 2: your controller"},
+		{Command: "kubectl get er -w", Why: "shell 3: watch the status flip"},
+		{Command: "kubectl apply -f config/samples/net_v1_edgeroute.yaml", Why: "its Service \"web\" is missing"},
+		{Command: "kubectl apply -f config/samples/web_service.yaml", Why: "now create it: no edit of the route"},
 	}
 }
 

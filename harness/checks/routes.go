@@ -10,18 +10,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
 )
 
-// EdgeRouteGVK is the learner's API. The harness works with unstructured
-// objects so it never depends on the learner's Go types.
-var EdgeRouteGVK = schema.GroupVersionKind{Group: "net.10xdev.io", Version: "v1", Kind: "EdgeRoute"}
+// Route is a handle on one object of the step's primary kind (Env.Primary:
+// step 01's EdgeRoute), which the proxy knows as a route. The harness works
+// with unstructured objects so it never depends on the learner's Go types.
 
-// Route is a handle on one EdgeRoute of a check.
 type Route struct {
 	t       *T
 	ns      string // empty: the check's namespace
@@ -37,7 +35,7 @@ func (r *Route) Namespace() string {
 	return r.t.Namespace
 }
 
-// RouteSpec is what the harness writes into an EdgeRoute's spec.
+// RouteSpec is what the harness writes into a route's spec.
 type RouteSpec struct {
 	Hostname, Prefix, Service string
 	Port                      int64
@@ -47,28 +45,28 @@ func (s RouteSpec) object() map[string]any {
 	return map[string]any{"hostname": s.Hostname, "prefix": s.Prefix, "service": s.Service, "port": s.Port}
 }
 
-// NewRoute creates EdgeRoute name targeting service on port, with a
+// NewRoute creates route name targeting service on port, with a
 // hostname made from its name and prefix "/".
 func (t *T) NewRoute(ctx context.Context, name, service string, port int64) *Route {
 	return t.NewRouteWith(ctx, name, RouteSpec{Hostname: name + ".example.com", Prefix: "/", Service: service, Port: port})
 }
 
-// NewRouteWith creates EdgeRoute name with spec.
+// NewRouteWith creates route name with spec.
 func (t *T) NewRouteWith(ctx context.Context, name string, spec RouteSpec) *Route {
 	return t.NewRouteIn(ctx, t.Namespace, name, spec)
 }
 
-// NewRouteIn creates EdgeRoute name with spec in namespace ns (the check's,
+// NewRouteIn creates route name with spec in namespace ns (the check's,
 // or a neighbour from t.Neighbour).
 func (t *T) NewRouteIn(ctx context.Context, ns, name string, spec RouteSpec) *Route {
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(EdgeRouteGVK)
+	obj.SetGroupVersionKind(t.Primary.GVK)
 	obj.SetNamespace(ns)
 	obj.SetName(name)
 	obj.Object["spec"] = spec.object()
 	r := &Route{t: t, ns: ns, Name: name, Service: spec.Service}
-	t.Did(evidence.RouteCreated, r.Object(), "creating EdgeRoute %s (service %s)", t.shortName(ns, name), spec.Service)
-	t.Must(t.Client.Create(ctx, obj), "creating EdgeRoute %s/%s", ns, name)
+	t.Did(evidence.RouteCreated, r.Object(), "creating %s %s (service %s)", t.Primary.Kind(), t.shortName(ns, name), spec.Service)
+	t.Must(t.Client.Create(ctx, obj), "creating %s %s/%s", t.Primary.Kind(), ns, name)
 	return r
 }
 
@@ -80,7 +78,7 @@ func (t *T) shortName(ns, name string) string {
 	return ns + "/" + name
 }
 
-// Route returns a handle on an existing EdgeRoute.
+// Route returns a handle on an existing route.
 func (t *T) Route(name, service string) *Route { return &Route{t: t, Name: name, Service: service} }
 
 // CreateService creates Service name in the check's namespace.
@@ -109,19 +107,19 @@ func (t *T) DeleteService(ctx context.Context, name string) {
 func (r *Route) Key() proxy.Key { return proxy.Key{Namespace: r.Namespace(), Name: r.Name} }
 
 // Object names the route in evidence: "EdgeRoute ns/name".
-func (r *Route) Object() string { return "EdgeRoute " + r.Namespace() + "/" + r.Name }
+func (r *Route) Object() string { return r.t.Primary.Object(r.Namespace(), r.Name) }
 
 func (r *Route) String() string { return r.Object() }
 
-// Get reads the EdgeRoute as it stands.
+// Get reads the route as it stands.
 func (r *Route) Get(ctx context.Context) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(EdgeRouteGVK)
+	obj.SetGroupVersionKind(r.t.Primary.GVK)
 	err := r.t.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace(), Name: r.Name}, obj)
 	return obj, err
 }
 
-// MustGet reads the EdgeRoute or ends the check.
+// MustGet reads the route or ends the check.
 func (r *Route) MustGet(ctx context.Context) *unstructured.Unstructured {
 	obj, err := r.Get(ctx)
 	r.t.Must(err, "reading %s", r)
@@ -138,18 +136,18 @@ func (r *Route) Edit(ctx context.Context, what string, edit func(spec map[string
 	if s, ok := spec["service"].(string); ok {
 		r.Service = s
 	}
-	r.t.Did(evidence.RouteEdited, r.Object(), "editing EdgeRoute %s: %s", r.Name, what)
+	r.t.Did(evidence.RouteEdited, r.Object(), "editing %s %s: %s", r.t.Primary.Kind(), r.Name, what)
 	r.t.Must(r.t.Client.Patch(ctx, obj, patch), "editing %s (%s)", r, what)
 	return obj.GetGeneration()
 }
 
-// Delete deletes the EdgeRoute.
+// Delete deletes the route.
 func (r *Route) Delete(ctx context.Context) {
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(EdgeRouteGVK)
+	obj.SetGroupVersionKind(r.t.Primary.GVK)
 	obj.SetNamespace(r.Namespace())
 	obj.SetName(r.Name)
-	r.t.Did(evidence.RouteDeleted, r.Object(), "deleting EdgeRoute %s", r.Name)
+	r.t.Did(evidence.RouteDeleted, r.Object(), "deleting %s %s", r.t.Primary.Kind(), r.Name)
 	r.t.Must(r.t.Client.Delete(ctx, obj), "deleting %s", r)
 }
 
@@ -232,7 +230,7 @@ func (w Want) String() string {
 	}
 }
 
-// HasConditions returns nil when the EdgeRoute carries every wanted
+// HasConditions returns nil when the route carries every wanted
 // condition, each with observedGeneration equal to its generation; otherwise
 // an error saying what was expected and what was observed.
 func (r *Route) HasConditions(ctx context.Context, wants ...Want) error {
