@@ -58,7 +58,9 @@ func ParseBudget(s string) (Budget, error) {
 		BudgetLearner, BudgetFull, s)
 }
 
-// Timeouts are every wait of every check, in one place.
+// Timeouts are every wait of every check, and of the runner around each
+// check, in one place: a duration a wait uses is a field here, never a
+// literal beside the wait.
 type Timeouts struct {
 	// Converge bounds waiting for the controller to react to a change.
 	Converge time.Duration
@@ -83,6 +85,24 @@ type Timeouts struct {
 	// reconcile returned an error, Requeue or RequeueAfter): a controller
 	// waiting on a timer is not idle. A retry must come within this bound.
 	TimerSettle time.Duration
+	// Idle is how long the controller must be seen doing nothing to count
+	// as idle (T.WaitIdle, and the runner after deleting a check's
+	// namespace): longer than a status write takes to come back as an event.
+	Idle time.Duration
+	// EndQuiet and EndQuietLimit bound the runner's wait at the end of a
+	// passing check for the controller to finish what the check caused (a
+	// correct controller is idle at once); EndAlive is how long it then
+	// watches for the process exiting.
+	EndQuiet, EndQuietLimit, EndAlive time.Duration
+	// Cleanup bounds deleting a check's objects and namespace; CleanupIdle
+	// bounds waiting for the controller to be Idle after it.
+	Cleanup, CleanupIdle time.Duration
+	// NACKHold is how long push-failure's proxy refuses the route: long
+	// enough to see the retries settle into their backoff.
+	NACKHold time.Duration
+	// SequenceQuiet is how long a converged, healthy world must stay quiet
+	// after a step of the generated sequences: no reconcile, no status write.
+	SequenceQuiet time.Duration
 }
 
 // DefaultTimeouts are generous for slow CI machines, except SelfHeal, which
@@ -98,6 +118,15 @@ func DefaultTimeouts() Timeouts {
 		Poll:        100 * time.Millisecond,
 		Settle:      2500 * time.Millisecond,
 		TimerSettle: 15 * time.Second,
+
+		Idle:          500 * time.Millisecond,
+		EndQuiet:      100 * time.Millisecond,
+		EndQuietLimit: 2 * time.Second,
+		EndAlive:      time.Second,
+		Cleanup:       30 * time.Second,
+		CleanupIdle:   10 * time.Second,
+		NACKHold:      2 * time.Second,
+		SequenceQuiet: 800 * time.Millisecond,
 	}
 }
 

@@ -117,18 +117,14 @@ func (t *T) Stays(ctx context.Context, d time.Duration, what string, cond func()
 	}
 }
 
-// idleQuiet is how long the controller must be seen doing nothing to count
-// as idle: longer than a status write takes to come back as an event.
-const idleQuiet = 500 * time.Millisecond
-
 // WaitIdle waits until scrapes taken after the call have seen the
-// controller do nothing for idleQuiet (a status write's own echo, the second
+// controller do nothing for Timeouts.Idle (a status write's own echo, the second
 // reconcile, has come and gone). Work it finished just before the call, whose
 // counters a scrape has not seen yet, counts as new work.
 func (t *T) WaitIdle(ctx context.Context) {
 	start := time.Now()
 	t.WaitFor(ctx, t.Timeouts.Converge, "the controller to finish its work", func() error {
-		if t.activity.quietSince(start) < idleQuiet {
+		if t.activity.quietSince(start) < t.Timeouts.Idle {
 			return fmt.Errorf("the controller is still working (or its metrics cannot be read)")
 		}
 		return nil

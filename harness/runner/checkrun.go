@@ -61,14 +61,6 @@ func (r *run) runAllChecks(ctx context.Context) {
 	}
 }
 
-// endQuiet and endQuietLimit bound the wait at the end of a passing check
-// for the controller to finish what the check caused (a correct controller
-// is idle at once) before it is found alive or not.
-const (
-	endQuiet      = 100 * time.Millisecond
-	endQuietLimit = 2 * time.Second
-)
-
 // runCheck runs one check: its namespace, the controller alive (restarted
 // as a Deployment would if it had exited), the check under its timeout, and
 // the diagnosis when it fails.
@@ -132,8 +124,8 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		// is done: one that exits right after the step a check looks for
 		// (the withdraw, then os.Exit) would pass, and only the next
 		// check would find it gone.
-		r.ctrl.waitQuiet(checkCtx, endQuiet, endQuietLimit)
-		if r.ctrl.exitedWithin(checkCtx, time.Second) {
+		r.ctrl.waitQuiet(checkCtx, r.opts.Timeouts.EndQuiet, r.opts.Timeouts.EndQuietLimit)
+		if r.ctrl.exitedWithin(checkCtx, r.opts.Timeouts.EndAlive) {
 			_, how := r.ctrl.current().Exited()
 			out.Failed = true
 			out.Message = fmt.Sprintf("the controller exited (%s) during this check, though nothing asked it to stop (in a cluster: a restart, and CrashLoopBackOff)", how)
@@ -328,7 +320,7 @@ func (r *run) createNamespace(ctx context.Context, c client.Client, id string) (
 // for the controller to finish with them, so that the next check starts with
 // a quiet controller.
 func (r *run) deleteNamespace(c client.Client, ns string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeouts.Cleanup)
 	defer cancel()
 	for _, gvk := range r.opts.Step.Cleanup {
 		obj := &unstructured.Unstructured{}
@@ -343,7 +335,7 @@ func (r *run) deleteNamespace(c client.Client, ns string) {
 	}
 	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	if !r.stuck() {
-		r.ctrl.waitQuiet(ctx, 500*time.Millisecond, 10*time.Second)
+		r.ctrl.waitQuiet(ctx, r.opts.Timeouts.Idle, r.opts.Timeouts.CleanupIdle)
 	}
 	r.mu.Lock()
 	r.namespaces = append(r.namespaces, ns)

@@ -435,9 +435,6 @@ information. The push must carry the new port.`,
 
 const (
 	nackReason = "listener port conflicts with the admin port (gw10 check)"
-	// nackHold is how long the proxy refuses the route: long enough to see
-	// the retries settle into their backoff.
-	nackHold = 2 * time.Second
 	// maxRetryRate bounds the pushes per second of a refused route once its
 	// first second of refusals is over: a backoff, not a tight loop.
 	maxRetryRate = 5.0
@@ -466,7 +463,7 @@ even for a moment, is a lie that the check sees.`,
 		r := t.NewRoute(ctx, "nacked", "nacked-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
 			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
-		t.Stays(ctx, nackHold, r.String()+" must not be Programmed while the proxy NACKs", func() error {
+		t.Stays(ctx, t.Timeouts.NACKHold, r.String()+" must not be Programmed while the proxy NACKs", func() error {
 			err := r.HasConditions(ctx, programmedNotTrue)
 			if err != nil {
 				programmedOverNACK(t, r)

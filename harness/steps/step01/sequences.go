@@ -20,9 +20,6 @@ const (
 	// freshLength is the length of every segment after the first (make
 	// check's fresh seed): it explores beyond the fixed sequence.
 	freshLength = 6
-	// sequenceQuiet is how long a converged, healthy world must stay quiet
-	// after a step: no reconcile, no status write.
-	sequenceQuiet = 800 * time.Millisecond
 	// sequenceNACK is the reason the proxy gives while it refuses a route.
 	sequenceNACK = "route refused by the proxy (gw10 sequence)"
 )
@@ -378,14 +375,14 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world) error {
 			return fmt.Errorf("the world is converged, but %w", err)
 		}
 		mark := time.Now()
-		t.Sleep(ctx, sequenceQuiet)
+		t.Sleep(ctx, t.Timeouts.SequenceQuiet)
 		m1, err := t.MeasuredMetrics(ctx)
 		if err != nil {
 			return fmt.Errorf("the world is converged, but %w", err)
 		}
 		if tl := evidence.TallyAfter(t.Record.Events(), mark, ""); tl.StatusWrites > 0 {
 			return fmt.Errorf("the world is converged, but the controller wrote status %d times in %s; the last: %s",
-				tl.StatusWrites, sequenceQuiet, tl.LastStatus.Text)
+				tl.StatusWrites, t.Timeouts.SequenceQuiet, tl.LastStatus.Text)
 		}
 		if m1.ReconcileTotal <= m0.ReconcileTotal {
 			return nil
@@ -393,7 +390,7 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world) error {
 		busy = m1.ReconcileTotal - m0.ReconcileTotal
 	}
 	return fmt.Errorf("the world is converged, but the controller reconciled %.0f times in %s with nothing changing, "+
-		"and again after it went idle (polling, or a loop)", busy, sequenceQuiet)
+		"and again after it went idle (polling, or a loop)", busy, t.Timeouts.SequenceQuiet)
 }
 
 // healthy: the proxy is up and nothing is refused, so nothing is retrying.
