@@ -24,16 +24,12 @@ type activity struct {
 
 	mu   sync.Mutex
 	last *ctrlproc.Metrics
-	// changed is when the controller last showed work: a reconcile finished,
-	// or something was queued or running.
-	changed time.Time
+	// quiet reads the scrapes by the harness's one rule of idleness.
+	quiet ctrlproc.Quiet
 	// newest is the last scrape's finished reconciles by result: whether a
 	// retry may wait in the queue (delayed items are not in workqueue_depth)
 	// is read from it, by pendingTimer.
 	newest map[string]int
-	// known: the last scrape succeeded; scraped is when it was read.
-	known   bool
-	scraped time.Time
 	// busySince is the first of the scrapes, up to the newest, that all saw
 	// a worker busy and no reconcile finished (zero when the newest did not).
 	busySince time.Time
@@ -69,14 +65,9 @@ func (a *activity) scrape(ctx context.Context) {
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.quiet.Observe(m, err, now) // unknown counts as busy: keep waiting
 	if err != nil {
-		a.known = false
-		a.changed = now // unknown counts as busy: keep waiting
 		return
-	}
-	a.known, a.scraped = true, now
-	if a.last == nil {
-		a.changed = now // the baseline: quiet is counted from the first scrape
 	}
 	delta := resultDelta(a.last, &m)
 	switch {
@@ -87,14 +78,10 @@ func (a *activity) scrape(ctx context.Context) {
 	}
 	a.last = &m
 	if len(delta) > 0 {
-		a.changed = now
 		a.newest = delta
 		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
 		ev.Bad = delta["error"] > 0
 		a.t.Record.Add(ev)
-	}
-	if !m.Idle() {
-		a.changed = now
 	}
 }
 
@@ -151,11 +138,11 @@ func resultList(d map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// quiet reports how long the controller has been seen doing no work (from
+// idle reports how long the controller has been seen doing no work (from
 // its last work to the newest scrape that still showed none: a scrape that is
 // late on a loaded machine proves nothing about the time since), and whether
 // it may be waiting on a timer. Unknown (no scrape yet, or a failed one) is 0.
-func (a *activity) quiet() (time.Duration, bool) {
+func (a *activity) idle() (time.Duration, bool) {
 	return a.quietSince(time.Time{}), a.pendingTimer()
 }
 
@@ -170,18 +157,12 @@ func (a *activity) pendingTimer() bool {
 
 func retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }
 
-// quietSince is how long scrapes taken after start have seen no work.
+// quietSince is how long scrapes taken after start have seen no work
+// (ctrlproc.Quiet).
 func (a *activity) quietSince(start time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.known || a.last == nil || a.scraped.Before(start) {
-		return 0
-	}
-	from := a.changed
-	if from.Before(start) {
-		from = start
-	}
-	return a.scraped.Sub(from)
+	return a.quiet.Since(start)
 }
 
 // stuck is how long the scrapes have seen a worker busy with no reconcile
@@ -189,17 +170,18 @@ func (a *activity) quietSince(start time.Time) time.Duration {
 func (a *activity) stuck() (time.Duration, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.known || a.last == nil || a.busySince.IsZero() {
+	scraped, known := a.quiet.Scraped()
+	if !known || a.last == nil || a.busySince.IsZero() {
 		return 0, false
 	}
-	return a.scraped.Sub(a.busySince), a.last.MaxWorkers > 0 && a.last.ActiveWorkers >= a.last.MaxWorkers
+	return scraped.Sub(a.busySince), a.last.MaxWorkers > 0 && a.last.ActiveWorkers >= a.last.MaxWorkers
 }
 
 // metrics returns the newest scrape, if any.
 func (a *activity) metrics() (ctrlproc.Metrics, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.last == nil || !a.known {
+	if _, known := a.quiet.Scraped(); a.last == nil || !known {
 		// None yet, or the newest scrape failed: what came before it is
 		// not what the controller shows now.
 		return ctrlproc.Metrics{}, false

@@ -58,7 +58,7 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 			return nil
 		}
 		var why string
-		_, timer := t.activity.quiet()
+		_, timer := t.activity.idle()
 		quiet := t.activity.quietSince(start)
 		now := time.Now()
 		d, doomed := t.doomed(ctx, now)

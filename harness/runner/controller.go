@@ -118,24 +118,27 @@ func (c *controller) twoScrapes(ctx context.Context) (*ctrlproc.Metrics, *ctrlpr
 }
 
 // waitQuiet waits until the controller has finished no reconcile and had
-// nothing queued or running for quiet, at most for limit.
+// nothing queued or running for quiet (ctrlproc.Quiet, the checks' own rule
+// of idleness), at most for limit.
 func (c *controller) waitQuiet(ctx context.Context, quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	var last float64 = -1
-	since := time.Now()
+	start := time.Now()
+	deadline := start.Add(limit)
+	var q ctrlproc.Quiet
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		m, err := c.Metrics(ctx)
-		switch {
-		case err != nil:
+		if err != nil {
 			return // not running: nothing to wait for
-		case !m.Idle() || m.ReconcileTotal != last:
-			last, since = m.ReconcileTotal, time.Now()
-		case time.Since(since) >= quiet:
+		}
+		if q.Observe(m, nil, time.Now()); q.Since(start) >= quiet {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(waitQuietPoll)
 	}
 }
+
+// waitQuietPoll is how often waitQuiet scrapes: finer than the checks'
+// scrapes, for the short quiet at the end of a passing check.
+const waitQuietPoll = 50 * time.Millisecond
 
 // controllerLimits bound each controller process in the sandbox: a grade's
 // checks keep one busy for minutes of wall time but far less CPU time.
