@@ -25,9 +25,9 @@ type seenVersion struct {
 	rv         string
 	generation int64
 	conds      []condition
-	service    string // spec.service
-	deleting   bool   // a deletionTimestamp: finalizers hold it
-	gone       bool   // the watch's Deleted event: no conditions, no spec
+	spec       map[string]any // a copy of its spec
+	deleting   bool           // a deletionTimestamp: finalizers hold it
+	gone       bool           // the watch's Deleted event: no conditions, no spec
 }
 
 // apiserverLog keeps every version of the primary kind's objects and every
@@ -110,9 +110,9 @@ func (t *T) followRoutes(ctx context.Context, w watch.Interface) {
 		}
 		last[name] = obj
 		t.api.mu.Lock()
-		service, _, _ := unstructured.NestedString(obj.Object, "spec", "service")
+		spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 		t.api.versions = append(t.api.versions, seenVersion{at: now, name: name, rv: obj.GetResourceVersion(),
-			generation: obj.GetGeneration(), conds: conditionsOf(obj), service: service, deleting: obj.GetDeletionTimestamp() != nil})
+			generation: obj.GetGeneration(), conds: conditionsOf(obj), spec: spec, deleting: obj.GetDeletionTimestamp() != nil})
 		t.api.mu.Unlock()
 	}
 }

@@ -33,9 +33,9 @@ type Version struct {
 	At         time.Time
 	Name       string
 	Generation int64
-	Service    string // spec.service
-	Deleting   bool   // it has a deletionTimestamp
-	Gone       bool   // the watch's Deleted event
+	Spec       map[string]any // its spec, as the step's API has it
+	Deleting   bool           // it has a deletionTimestamp
+	Gone       bool           // the watch's Deleted event
 	// StatusWrite: its status differs from the route's previous version (or
 	// it is the first with conditions): a status write, seen.
 	StatusWrite bool
@@ -95,7 +95,7 @@ func (t *T) History() History {
 			if v.gone {
 				delete(prev, v.name)
 			}
-			h.Versions = append(h.Versions, Version{At: v.at, Name: v.name, Generation: v.generation, Service: v.service,
+			h.Versions = append(h.Versions, Version{At: v.at, Name: v.name, Generation: v.generation, Spec: v.spec,
 				Deleting: v.deleting, Gone: v.gone, StatusWrite: write, Conditions: conds})
 		}
 		h.Objects = append(h.Objects, t.api.objects...)

@@ -92,7 +92,7 @@ func needlessWithdraws(h checks.History) (nacked, flaps []string) {
 		}
 		object := routeObject(h, e.Key.Name)
 		v, ok := routeAt(h, e.Key.Name, e.Received)
-		if !ok || v.Service == "" || !serviceAt(h, v.Service, e.Received) {
+		if !ok || serviceOf(v) == "" || !serviceAt(h, serviceOf(v), e.Received) {
 			continue
 		}
 		if edited := lastAction(h, object, e.Received, evidence.RouteEdited); edited.After(v.At) {
@@ -101,16 +101,16 @@ func needlessWithdraws(h checks.History) (nacked, flaps []string) {
 		prev := previousRequest(h.Proxy[:i], e.Key)
 		if prev != nil && prev.Method == http.MethodPut && prev.Status != 0 && !prev.ACKed() {
 			nacked = append(nacked, fmt.Sprintf("%s %s withdrawn (%s) right after the proxy refused its push at %s (%s), while the EdgeRoute and its Service %s exist",
-				clock(e.Received), object, e.Answer(), clock(prev.Answered), prev.Answer(), v.Service))
+				clock(e.Received), object, e.Answer(), clock(prev.Answered), prev.Answer(), serviceOf(v)))
 			continue
 		}
 		since := e.Received.Add(-staleGrace)
-		svc := "Service " + h.Namespace + "/" + v.Service
+		svc := "Service " + h.Namespace + "/" + serviceOf(v)
 		if lastAction(h, object, e.Received).After(since) || lastAction(h, svc, e.Received).After(since) {
 			continue // the controller may have acted on a view a moment old
 		}
 		flaps = append(flaps, fmt.Sprintf("%s %s withdrawn (%s) while the EdgeRoute (generation %d) and its Service %s exist, and neither had changed for %s",
-			clock(e.Received), object, e.Answer(), v.Generation, v.Service, staleGrace))
+			clock(e.Received), object, e.Answer(), v.Generation, serviceOf(v), staleGrace))
 	}
 	return nacked, flaps
 }
@@ -218,3 +218,9 @@ func routeObject(h checks.History, name string) string {
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// serviceOf is the Service a version of an EdgeRoute names (spec.service).
+func serviceOf(v checks.Version) string {
+	s, _ := v.Spec["service"].(string)
+	return s
+}

@@ -45,13 +45,13 @@ func (s *story) service(sec float64, exists bool) *story {
 
 func (s *story) route(sec float64) *story {
 	s.action(sec, evidence.RouteCreated, "EdgeRoute ns/r")
-	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec + 0.01), Name: "r", Generation: 1, Service: "svc"})
+	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec + 0.01), Name: "r", Generation: 1, Spec: map[string]any{"service": "svc"}})
 	return s
 }
 
 // status is a status write seen at sec: Programmed with status for gen.
 func (s *story) status(sec float64, prog string, gen int64) *story {
-	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec), Name: "r", Generation: gen, Service: "svc", StatusWrite: true,
+	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec), Name: "r", Generation: gen, Spec: map[string]any{"service": "svc"}, StatusWrite: true,
 		Conditions: []checks.Condition{{Type: accepted, Status: "True", ObservedGeneration: gen}, {Type: programmed, Status: prog, ObservedGeneration: gen}}})
 	return s
 }
