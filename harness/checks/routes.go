@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,13 +63,14 @@ func (t *T) NewRouteIn(ctx context.Context, ns, name string, spec RouteSpec) *Ro
 	obj.SetName(name)
 	obj.Object["spec"] = spec.object()
 	r := &Route{t: t, ns: ns, Name: name, Service: spec.Service}
-	t.Did(evidence.RouteCreated, r.Object(), "creating %s %s (service %s)", t.Primary.Kind(), t.shortName(ns, name), spec.Service)
+	t.Did(evidence.RouteCreated, r.Object(), "creating %s %s (service %s)", t.Primary.Kind(), t.ShortName(ns, name), spec.Service)
 	t.Must(t.Client.Create(ctx, obj), "creating %s %s/%s", t.Primary.Kind(), ns, name)
 	return r
 }
 
-// shortName is name in the check's namespace, ns/name in a neighbour.
-func (t *T) shortName(ns, name string) string {
+// ShortName is name in the check's namespace, ns/name in a neighbour: how
+// an action's text names an object.
+func (t *T) ShortName(ns, name string) string {
 	if ns == t.Namespace {
 		return name
 	}
@@ -80,28 +79,6 @@ func (t *T) shortName(ns, name string) string {
 
 // Route returns a handle on an existing route.
 func (t *T) Route(name, service string) *Route { return &Route{t: t, Name: name, Service: service} }
-
-// CreateService creates Service name in the check's namespace.
-func (t *T) CreateService(ctx context.Context, name string) {
-	t.CreateServiceIn(ctx, t.Namespace, name)
-}
-
-// CreateServiceIn creates Service name in namespace ns.
-func (t *T) CreateServiceIn(ctx context.Context, ns, name string) {
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}},
-	}
-	t.Did(evidence.ServiceCreated, "Service "+ns+"/"+name, "creating Service %s", t.shortName(ns, name))
-	t.Must(t.Client.Create(ctx, svc), "creating Service %s/%s", ns, name)
-}
-
-// DeleteService deletes Service name.
-func (t *T) DeleteService(ctx context.Context, name string) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name}}
-	t.Did(evidence.ServiceDeleted, "Service "+t.Namespace+"/"+name, "deleting Service %s", name)
-	t.Must(t.Client.Delete(ctx, svc), "deleting Service %s/%s", t.Namespace, name)
-}
 
 // Key is the route's key at the proxy.
 func (r *Route) Key() proxy.Key { return proxy.Key{Namespace: r.Namespace(), Name: r.Name} }

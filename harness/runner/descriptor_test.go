@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
@@ -44,7 +45,12 @@ func tinyStep(base step.Step) step.Step {
 			Hint:     "program it",
 			LongHint: "program the route",
 			Run: func(ctx context.Context, t *checks.T) {
-				t.CreateService(ctx, "tiny-svc")
+				// The step's own helpers make what its routes need: package
+				// checks knows no Service.
+				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tiny-svc", Namespace: t.Namespace},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}}
+				t.Did(evidence.ServiceCreated, "Service "+t.Namespace+"/tiny-svc", "creating Service tiny-svc")
+				t.Must(t.Client.Create(ctx, svc), "creating Service tiny-svc")
 				r := t.NewRoute(ctx, "tiny", "tiny-svc", 8080)
 				r.Eventually(ctx, t.Timeouts.Converge, checks.Want{Type: "Programmed", Status: "True"})
 				if !slices.ContainsFunc(t.History().Versions, func(v checks.Version) bool { return v.Name == "tiny" && v.StatusWrite }) {

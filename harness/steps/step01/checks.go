@@ -268,7 +268,7 @@ the EdgeRoute did not.`,
 
 		t.Proxy.SetACKDelay(selfHealACKDelay)
 		defer t.Proxy.SetACKDelay(0)
-		t.CreateService(ctx, r.Service)
+		createService(ctx, t, r.Service)
 		reachesAll(ctx, t, t.Timeouts.SelfHeal, r.Service, []*checks.Route{r, r2}, acceptedTrue, programmedTrue)
 		elsewhere(ctx, t, other, serviceNotFound, programmedNotTrue)
 		if got, held := t.Proxy.Route(other.Key()); held {
@@ -370,20 +370,20 @@ deletion, the watch is missing: see self-heal). That pass sets Accepted=False
 (ServiceNotFound), and Programmed must not stay True from an earlier pass: withdraw the
 route from the data plane (Remove is idempotent) and set Programmed=False.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "gone-svc")
+		createService(ctx, t, "gone-svc")
 		r := t.NewRoute(ctx, "gone", "gone-svc", 8080)
 		// Q-FANOUT: a second route on the Service, and a route on a
 		// same-named Service in another namespace, which stays.
 		r2 := t.NewRoute(ctx, "gone-b", "gone-svc", 8081)
 		ns := t.Neighbour(ctx)
-		t.CreateServiceIn(ctx, ns, "gone-svc")
+		createServiceIn(ctx, t, ns, "gone-svc")
 		other := t.NewRouteIn(ctx, ns, "gone", checks.RouteSpec{Hostname: "gone.other.example.com", Prefix: "/", Service: "gone-svc", Port: 8080})
 		for _, x := range []*checks.Route{r, r2, other} {
 			x.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, r2.Name)
 
-		t.DeleteService(ctx, r.Service)
+		deleteService(ctx, t, r.Service)
 		reachesAll(ctx, t, t.Timeouts.Converge, r.Service, []*checks.Route{r, r2}, serviceNotFound, programmedNotTrue)
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		elsewhere(ctx, t, other, acceptedTrue, programmedTrue)
@@ -406,7 +406,7 @@ metadata.generation increases; your conditions must carry the new value once the
 spec was pushed, or kubectl wait and every tool built on conditions will act on stale
 information. The push must carry the new port.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "update-svc")
+		createService(ctx, t, "update-svc")
 		r := t.NewRoute(ctx, "update", "update-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 
@@ -459,7 +459,7 @@ even for a moment, is a lie that the check sees.`,
 		key := checks.RouteKey(t, "nacked")
 		t.Did(evidence.ProxyChanged, "EdgeRoute "+key.String(), "telling the proxy to refuse nacked")
 		t.Proxy.SetNACK(key, nackReason)
-		t.CreateService(ctx, "nacked-svc")
+		createService(ctx, t, "nacked-svc")
 		r := t.NewRoute(ctx, "nacked", "nacked-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
 			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
@@ -551,7 +551,7 @@ are equal. meta.SetStatusCondition keeps LastTransitionTime when the status does
 change; setting it to now on every pass rewrites the object forever, and each write
 triggers another reconcile. Changes arrive through watches, so no RequeueAfter is needed.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "quiet-svc")
+		createService(ctx, t, "quiet-svc")
 		r := t.NewRoute(ctx, "quiet", "quiet-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		t.WaitIdle(ctx)
@@ -607,7 +607,7 @@ A busy proxy can refuse a withdraw (503): the route is still served. Return the 
 from Reconcile: the queue retries the key with backoff until a withdraw is answered.
 Nothing else will bring the key back: the EdgeRoute is gone, so no event will come.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "bye-svc")
+		createService(ctx, t, "bye-svc")
 		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
 		busy := t.NewRoute(ctx, "busy", "bye-svc", 8080)
 		for _, x := range []*checks.Route{r, busy} {
@@ -687,9 +687,9 @@ another disappears, a status is wiped and the proxy loses its whole table (as a
 restarted proxy would). Trusting "Programmed=True for this generation" to skip the push
 leaves the proxy empty.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "b-svc")
-		t.CreateService(ctx, "c-svc")
-		t.CreateService(ctx, "d-svc")
+		createService(ctx, t, "b-svc")
+		createService(ctx, t, "c-svc")
+		createService(ctx, t, "d-svc")
 		a := t.NewRoute(ctx, "a", "a-svc", 8080) // Service appears while down
 		b := t.NewRoute(ctx, "b", "b-svc", 8080) // Service disappears while down
 		c := t.NewRoute(ctx, "c", "c-svc", 8080) // status wiped while down
@@ -705,8 +705,8 @@ leaves the proxy empty.`,
 		}
 
 		t.KillController(ctx)
-		t.CreateService(ctx, "a-svc")
-		t.DeleteService(ctx, "b-svc")
+		createService(ctx, t, "a-svc")
+		deleteService(ctx, t, "b-svc")
 		t.WipeStatus(ctx, c)
 		t.Did(evidence.ProxyChanged, "", "the proxy forgets its table (as a restarted proxy would)")
 		t.Proxy.Clear()
@@ -751,7 +751,7 @@ that withdraws from its own goroutine races the worker that pushes the new one, 
 the withdraw can land last. Hand the swept keys to the work queue, which never gives
 one key to two workers at once, so the withdraw and the push of one name take turns.`,
 	Run: func(ctx context.Context, t *checks.T) {
-		t.CreateService(ctx, "down-svc")
+		createService(ctx, t, "down-svc")
 		deleted := t.NewRoute(ctx, "deleted", "down-svc", 8080)
 		kept := t.NewRoute(ctx, "kept", "down-svc", 8080)
 		again := t.NewRoute(ctx, "again", "down-svc", 8080)

@@ -221,9 +221,9 @@ func stepText(step []op) string {
 func doStep(ctx context.Context, t *checks.T, o op) {
 	switch o.Kind {
 	case opCreateService:
-		t.CreateService(ctx, o.Svc)
+		createService(ctx, t, o.Svc)
 	case opDeleteService:
-		t.DeleteService(ctx, o.Svc)
+		deleteService(ctx, t, o.Svc)
 	case opCreateRoute:
 		t.NewRouteWith(ctx, o.Route, checks.RouteSpec(o.Spec))
 	case opEditRoute:
