@@ -368,7 +368,10 @@ var serviceRemovedCheck = checks.Check{
 Service disappears, the Service watch must trigger a reconcile (if nothing follows the
 deletion, the watch is missing: see self-heal). That pass sets Accepted=False
 (ServiceNotFound), and Programmed must not stay True from an earlier pass: withdraw the
-route from the data plane (Remove is idempotent) and set Programmed=False.`,
+route from the data plane (Remove is idempotent) and set Programmed=False. A busy proxy
+refuses the first withdraws of one route (503): the route is still served, so the
+pass that wrote the status must still return the withdraw's error, for the queue to
+retry it with backoff; no event will come to try it again.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		createService(ctx, t, "gone-svc")
 		r := t.NewRoute(ctx, "gone", "gone-svc", 8080)
@@ -383,8 +386,16 @@ route from the data plane (Remove is idempotent) and set Programmed=False.`,
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, r2.Name)
 
+		// A busy proxy refuses the first withdraws of one of the routes:
+		// the route is still served until a withdraw is answered.
+		t.Did(evidence.ProxyChanged, r2.Object(), "the proxy will refuse the next %d withdraws of %s (503 %s)", busyWithdraws, r2, busyReason)
+		t.Proxy.RefuseWithdraws(r2.Key(), busyWithdraws, busyReason)
+		defer t.Proxy.RefuseWithdraws(r2.Key(), 0, "")
 		deleteService(ctx, t, r.Service)
 		reachesAll(ctx, t, t.Timeouts.Converge, r.Service, []*checks.Route{r, r2}, serviceNotFound, programmedNotTrue)
+		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+r2.Name+" that the proxy refused at first", func() error {
+			return withdrawnAfterRefusals(t, r2, ClauseMissing)
+		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		elsewhere(ctx, t, other, acceptedTrue, programmedTrue)
 		if _, held := t.Proxy.Route(other.Key()); !held {
@@ -620,7 +631,7 @@ Nothing else will bring the key back: the EdgeRoute is gone, so no event will co
 		r.Delete(ctx)
 		busy.Delete(ctx)
 		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+busy.Name+" that the proxy refused at first", func() error {
-			return withdrawnAfterRefusals(t, busy)
+			return withdrawnAfterRefusals(t, busy, ClauseDeleted)
 		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		gone(ctx, t, r)
@@ -637,7 +648,7 @@ const (
 
 // withdrawnAfterRefusals says whether the proxy no longer holds r's route,
 // and if it does, which withdraws it refused and whether any came after.
-func withdrawnAfterRefusals(t *checks.T, r *checks.Route) error {
+func withdrawnAfterRefusals(t *checks.T, r *checks.Route, clause string) error {
 	if _, held := t.Proxy.Route(r.Key()); !held {
 		return nil
 	}
@@ -651,11 +662,11 @@ func withdrawnAfterRefusals(t *checks.T, r *checks.Route) error {
 		last = ev.Answered
 	}
 	if len(refused) == 0 {
-		return fmt.Errorf("the proxy\n  expected: route %s withdrawn (S-DELETED)\n  observed: still served, and no withdraw of it was asked for", r.Name)
+		return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s)\n  observed: still served, and no withdraw of it was asked for", r.Name, clause)
 	}
-	return fmt.Errorf("the proxy\n  expected: route %s withdrawn (S-DELETED): a refused withdraw leaves it served\n"+
+	return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s): a refused withdraw leaves it served\n"+
 		"  observed: still served; the withdraws asked for: %s; none since %s",
-		r.Name, strings.Join(refused, "; "), last.Format("15:04:05.000"))
+		r.Name, clause, strings.Join(refused, "; "), last.Format("15:04:05.000"))
 }
 
 // gone waits until the EdgeRoute no longer exists.

@@ -30,7 +30,7 @@ const (
 // Contract is step 01's contract, clause by clause.
 func Contract() []step.Clause {
 	return []step.Clause{
-		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn"},
+		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn (a refused withdraw tried again until one is answered)"},
 		{ID: ClauseAcked, Rule: "Service exists, push ACKed: Accepted=True/Valid, Programmed=True/Synced, the route present with the current spec"},
 		{ID: ClauseNacked, Rule: "Service exists, push NACKed: Accepted=True/Valid, Programmed=False/PushFailed with the NACK's reason; the data plane as the proxy left it (no withdraw)"},
 		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down, and also when the proxy cannot be listed at first"},
