@@ -23,8 +23,10 @@ GRADE_OUT ?= reports
 # branch, default HEAD): a learner's repository instead of STEP.
 VIEW ?=
 REF ?=
-# make hint: a check or contract clause.
+# make hint: a check, contract clause or chapter question; MORE=1: a
+# check's design advice.
 ID ?=
+MORE ?=
 # make skeleton: overwrite uncommitted edits of step01/.
 FORCE ?=
 # make template: where the learner's copy goes (a new directory).
@@ -39,6 +41,7 @@ override GRADE_OUT := $(value GRADE_OUT)
 override VIEW := $(value VIEW)
 override REF := $(value REF)
 override ID := $(value ID)
+override MORE := $(value MORE)
 override FORCE := $(value FORCE)
 override TEMPLATE_OUT := $(value TEMPLATE_OUT)
 override SAMPLE := $(value SAMPLE)
@@ -47,7 +50,7 @@ override ONLY := $(value ONLY)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID FORCE TEMPLATE_OUT SAMPLE SEED ONLY
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
 GW10 := bin/gw10
 GW10_FULL := bin/gw10-full
 # make check and make grade on CLUSTER=kind need the full build.
@@ -108,8 +111,8 @@ lint-workflows: ## Lint .github/workflows with the pinned actionlint.
 	go tool actionlint .github/workflows/*.yml
 
 .PHONY: hint
-hint: $(GW10) ## Print the longer hint of a check or what a contract clause requires: make hint ID=self-heal, make hint ID=S-MISSING
-	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; $(GW10) hint "$$@"
+hint: $(GW10) ## What a check requires and the questions that lead to it (MORE=1: how to build it), a contract clause, or a chapter question: make hint ID=self-heal, ID=S-MISSING, ID=q-owns
+	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; if [ -n "$$MORE" ]; then set -- --more "$$@"; fi; $(GW10) hint "$$@"
 
 .PHONY: diff
 diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed; SUBMISSION=<path|URL> [REF=]: a learner's repository against the skeleton.

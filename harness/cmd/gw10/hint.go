@@ -17,6 +17,7 @@ import (
 func runHint(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("hint", flag.ContinueOnError)
 	stepDir := fs.String("step", steps.Default().Dir, "the step whose check it is")
+	more := fs.Bool("more", false, "a check's design advice (make hint ID=<check> MORE=1): read it once you have tried")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -28,8 +29,13 @@ func runHint(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
+	if err != nil {
+		return fmt.Errorf("reading the chapter: %w", err)
+	}
+	questions := step.Questions(st.Chapter, string(chapter))
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gw10 hint <check-id or clause-id>   (make hint ID=<id>)")
+		fmt.Fprintln(os.Stderr, "usage: gw10 hint [--more] <check-id, clause-id or question-id>   (make hint ID=<id> [MORE=1])")
 		fmt.Fprintln(os.Stderr, "checks:")
 		for _, c := range st.Checks {
 			fmt.Fprintf(os.Stderr, "  %-20s %s\n", c.ID, c.Title)
@@ -40,7 +46,14 @@ func runHint(_ context.Context, args []string) error {
 				fmt.Fprintf(os.Stderr, "  %-20s %s\n", cl.ID, cl.Rule)
 			}
 		}
+		fmt.Fprintf(os.Stderr, "the chapter's questions (%s): %s\n", st.Chapter, questionIDs(questions))
 		return exitError{2}
+	}
+	for _, q := range questions {
+		if q.ID == fs.Arg(0) {
+			fmt.Print(questionHint(st, q))
+			return nil
+		}
 	}
 	if cl, ok := st.Clause(fs.Arg(0)); ok {
 		fmt.Print(clauseHint(st, cl))
@@ -48,16 +61,64 @@ func runHint(_ context.Context, args []string) error {
 	}
 	c, ok := checks.Find(st.Checks, fs.Arg(0))
 	if !ok {
-		return fmt.Errorf("no check or clause %q; the checks are: %s", fs.Arg(0), checks.IDs(st.Checks))
+		var clauses []string
+		for _, cl := range st.Contract {
+			clauses = append(clauses, cl.ID)
+		}
+		return fmt.Errorf("no check, clause or question %q; the checks are: %s; the clauses: %s; the chapter's questions: %s",
+			fs.Arg(0), checks.IDs(st.Checks), strings.Join(clauses, ", "), questionIDs(questions))
 	}
-	fmt.Printf("%s — %s\nproves: %s\n", c.ID, c.Title, c.SeedRef)
+	fmt.Print(checkHint(st, c, step.About(questions, c.ID), *more))
+	return nil
+}
+
+// checkHint says what a check requires and which of the chapter's
+// questions lead to it; with more, how to build it (its LongHint), which a
+// learner reads once they have tried.
+func checkHint(st step.Step, c checks.Check, questions []step.Question, more bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s — %s\nproves: %s\n", c.ID, c.Title, c.SeedRef)
 	for _, id := range c.Clauses {
 		if cl, ok := st.Clause(id); ok {
-			fmt.Printf("  %-15s %s\n", cl.ID, cl.Rule)
+			fmt.Fprintf(&b, "  %-15s %s\n", cl.ID, cl.Rule)
 		}
 	}
-	fmt.Printf("\n%s\n\nIn short: %s\nMore: %s\n", c.LongHint, c.Hint, st.DocAnchor(c.ID))
-	return nil
+	if more {
+		fmt.Fprintf(&b, "\n%s\n\nIn short: %s\nMore: %s\n", c.LongHint, c.Hint, st.DocAnchor(c.ID))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\nIt requires: %s\n", c.Hint)
+	if len(questions) > 0 {
+		b.WriteString("\nThe chapter's questions that lead to it (make hint ID=<question> prints one):\n")
+		for _, q := range questions {
+			fmt.Fprintf(&b, "  %-22s %s\n", q.ID, q.Text)
+		}
+	}
+	fmt.Fprintf(&b, "\nWhat the check does: %s\n", st.DocAnchor(c.ID))
+	fmt.Fprintf(&b, "How to build it, once you have tried: make hint ID=%s MORE=1\n", c.ID)
+	return b.String()
+}
+
+// questionHint prints one of the chapter's questions and where its answer
+// is, not the answer.
+func questionHint(st step.Step, q step.Question) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s#%s)\n\n%s\n\n", q.ID, st.Chapter, q.ID, q.Text)
+	if q.Answer == "" {
+		b.WriteString("The chapter links no answer: what it shows you answers it (its timelines, and your own reports/timeline.html after make check).\n")
+	} else {
+		fmt.Fprintf(&b, "Write your answer down first. Then compare: %s\n", q.Answer)
+	}
+	return b.String()
+}
+
+// questionIDs lists the questions' IDs, comma-separated.
+func questionIDs(qs []step.Question) string {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.ID
+	}
+	return strings.Join(ids, ", ")
 }
 
 // clauseHint says what a clause of the contract requires and which checks

@@ -16,8 +16,8 @@ type observation struct {
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
-	// withdrawErr is the data plane's answer to the withdraw of a route whose
-	// Service is missing: nil once the proxy no longer holds it.
+	// withdrawErr is the data plane's answer to a withdraw, when the pass
+	// asked for one: nil once the proxy no longer holds the route.
 	withdrawErr error
 }
 

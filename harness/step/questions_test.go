@@ -1,0 +1,64 @@
+package step
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const chapterText = `## Nothing wakes the route
+
+- <a id="q-owns"></a>Which EdgeRoute does Owns() enqueue when the user's
+  Service is created? (` + "`self-heal`" + `<!-- mutant: owns-service -->)
+- <a id="q-find"></a>How can your controller find the routes?
+
+**Why:** [Nothing wakes the route](step09-answers.md#why-nothing-wakes), in a file of its own.
+
+## Two timelines
+
+- <a id="q-which"></a>Which run is which?
+`
+
+func TestQuestionsAreReadWithTheirAnswerLinkAndNotTheirAnswer(t *testing.T) {
+	qs := Questions("docs/step09.md", chapterText)
+	if len(qs) != 3 {
+		t.Fatalf("want 3 questions, got %+v", qs)
+	}
+	want := Question{ID: "q-owns", Text: "Which EdgeRoute does Owns() enqueue when the user's Service is created? (`self-heal`)",
+		Answer: "docs/step09-answers.md#why-nothing-wakes"}
+	if qs[0] != want {
+		t.Errorf("got %+v\nwant %+v", qs[0], want)
+	}
+	if qs[1].Answer != want.Answer || qs[2].Answer != "" || qs[2].Text != "Which run is which?" {
+		t.Errorf("the second shares the section's answer, the third (another section) has none: %+v", qs[1:])
+	}
+	if about := About(qs, "self-heal"); len(about) != 1 || about[0].ID != "q-owns" {
+		t.Errorf("About(self-heal) = %+v", about)
+	}
+}
+
+// TestTheCoursesChaptersAskQuestionsMakeHintFinds: every question of the
+// workbook's chapters is found, each with its text.
+func TestTheCoursesChaptersAskQuestionsMakeHintFinds(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs: %v", err)
+	}
+	found := 0
+	for _, d := range docs {
+		text, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := filepath.ToSlash(filepath.Join("docs", filepath.Base(d)))
+		for _, q := range Questions(rel, string(text)) {
+			found++
+			if len(q.Text) < 20 {
+				t.Errorf("%s %s: text %q", rel, q.ID, q.Text)
+			}
+		}
+	}
+	if found < 10 {
+		t.Fatalf("found %d questions in the chapters", found)
+	}
+}
