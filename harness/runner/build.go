@@ -21,19 +21,32 @@ import (
 
 // generate regenerates the step's CRD, ClusterRole and deepcopy code from
 // its markers, as `make manifests generate` does, and reports whether the
-// deepcopy code changed (the binary must then be rebuilt).
-func generate(ctx context.Context, opts Options) (bool, error) {
+// deepcopy code changed (the binary must then be rebuilt). cached says it
+// did not run controller-gen: the generator's inputs (generateKey) are
+// those of its last success in this module, whose output is in place.
+func generate(ctx context.Context, opts Options) (changed, cached bool, err error) {
+	cache, useCache := cacheOf(opts, "generate")
+	if useCache {
+		if key, err := generateKey(opts); err == nil && cache.holds(key) {
+			return false, true, nil
+		}
+	}
 	gen, err := gotool.Path(ctx, opts.Root, "controller-gen")
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	deepcopy := filepath.Join(opts.StepDir, "api", "v1", "zz_generated.deepcopy.go")
 	before, _ := os.ReadFile(deepcopy)
 	if err := gotool.Generate(ctx, gen, opts.StepDir, opts.GoEnv); err != nil {
-		return false, fmt.Errorf("%s", uniqueLines(relPaths(err.Error(), opts)))
+		return false, false, fmt.Errorf("%s", uniqueLines(relPaths(err.Error(), opts)))
 	}
 	after, _ := os.ReadFile(deepcopy)
-	return !bytes.Equal(before, after), nil
+	if useCache {
+		if key, err := generateKey(opts); err == nil {
+			_ = cache.store(key) // a cache not written costs the next run time, not its verdict
+		}
+	}
+	return !bytes.Equal(before, after), false, nil
 }
 
 // build compiles the step's cmd/ into the run directory.
@@ -104,7 +117,11 @@ func (r *run) unitStage(ctx context.Context, binary string) bool {
 		if r.opts.Sandbox != nil {
 			err = r.sandboxedUnitTests(ctx)
 		} else {
-			err = unitTests(ctx, r.opts)
+			var cached bool
+			cached, err = unitTests(ctx, r.opts)
+			if cached {
+				r.note("unit tests: passed before on these very sources and inputs; the result is from Go's test cache (go clean -testcache runs them again)")
+			}
 		}
 		after, herr := hashFiles(read)
 		if herr != nil {
@@ -162,18 +179,28 @@ func changedFiles(before, after map[string]string) []string {
 	return changed
 }
 
-// unitTests runs `go test -run <pattern> <package>` in the step module.
-func unitTests(ctx context.Context, opts Options) error {
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
+// unitTests runs `go test -run <pattern> <package>` in the step module,
+// and says whether its result came from Go's test cache. The cache is
+// Go's own and sound: a result is reused only when the test binary (every
+// source it is built from), its flags, and every environment variable and
+// file the tests read are those of a run that passed. No -count=1, then:
+// a warm run does not start the unit tests' control plane again for
+// nothing. A grade runs them always (sandboxedUnitTests).
+func unitTests(ctx context.Context, opts Options) (cached bool, err error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
 	cmd.Dir = opts.StepDir
 	cmd.Env = append(os.Environ(), opts.GoEnv...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("go test -run '%s' %s in %s:\n%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
+		return false, fmt.Errorf("go test -run '%s' %s in %s:\n%s", opts.Step.UnitTests, opts.Step.UnitPackage, opts.Label,
 			relPaths(strings.TrimSpace(string(out)), opts))
 	}
-	return unitTestsRan(string(out), opts)
+	return testCached.Match(out), unitTestsRan(string(out), opts)
 }
+
+// testCached is the go command's line for a package whose result came from
+// the test cache.
+var testCached = regexp.MustCompile(`(?m)^ok\s+\S+\s+\(cached\)`)
 
 func unitTestsRan(out string, opts Options) error {
 	if why := ranNoTest(out); why != "" {

@@ -302,7 +302,10 @@ func (r *run) compile(ctx context.Context, binary *string) bool {
 	}
 	return ok &&
 		r.stage(ctx, "generate", func() error {
-			changed, err := generate(ctx, r.opts)
+			changed, cached, err := generate(ctx, r.opts)
+			if cached {
+				r.note("generate: no marker, api/ or generated file changed since controller-gen last ran here; not run again")
+			}
 			if err == nil && changed {
 				*binary, err = build(ctx, r.opts, r.dir)
 			}
