@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -74,11 +77,27 @@ func (c stageCache) store(key string) error {
 	return nil
 }
 
+// value is the key the stage last succeeded on, if any.
+func (c stageCache) value() (string, bool) {
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return "", false
+	}
+	dir, key, _ := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n")
+	return key, dir == c.dir
+}
+
+// binary is where a stage that links a program keeps the last one.
+func (c stageCache) binary() string { return c.path + ".bin" }
+
 // prune removes the entries of module directories that no longer exist (a
-// test's copy of a module, a learner's deleted copy).
+// test's copy of a module, a learner's deleted copy), binaries with them.
 func (c stageCache) prune() {
 	entries, _ := filepath.Glob(filepath.Join(filepath.Dir(c.path), "*-*"))
 	for _, e := range entries {
+		if base := filepath.Base(e); strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".bin") {
+			continue
+		}
 		b, err := os.ReadFile(e)
 		if err != nil {
 			continue
@@ -86,8 +105,117 @@ func (c stageCache) prune() {
 		dir, _, _ := strings.Cut(string(b), "\n")
 		if _, err := os.Stat(dir); os.IsNotExist(err) && dir != "" {
 			_ = os.Remove(e)
+			_ = os.Remove(e + ".bin")
 		}
 	}
+}
+
+// linkCached puts into dst the program that build links there, unless the
+// stage's cache holds one linked from the very same compiled packages
+// (linkKey), and says whether it came from the cache. Go caches compiled
+// packages but not the link, most of a warm build of a controller-runtime
+// program (seconds, many on a busy machine). The cached binary is checked
+// against the hash it was stored with, so a run that changed it (learner
+// code runs unsandboxed in make check) cannot hand it to the next one.
+func linkCached(ctx context.Context, opts Options, kind, dir string, env, listArgs []string, linkFlags, dst string, build func() error) (bool, error) {
+	cache, ok := cacheOf(opts, kind)
+	if !ok {
+		return false, build()
+	}
+	key, keyErr := linkKey(ctx, dir, env, listArgs, linkFlags)
+	if keyErr == nil {
+		if stored, ok := cache.value(); ok {
+			if k, sum, _ := strings.Cut(stored, " "); k == key && copyFile(cache.binary(), dst, sum) == nil {
+				return true, nil
+			}
+		}
+	}
+	if err := build(); err != nil {
+		return false, err
+	}
+	// Stored only when the packages did not change during the build (a
+	// save while it ran): the key must name what was linked.
+	if after, err := linkKey(ctx, dir, env, listArgs, linkFlags); keyErr == nil && err == nil && after == key {
+		tmp := cache.binary() + ".tmp"
+		sum, err := copyFileHashed(dst, tmp)
+		if err == nil {
+			err = os.Rename(tmp, cache.binary())
+		}
+		if err == nil {
+			_ = cache.store(key + " " + sum) // a cache not written costs the next run time, not its verdict
+		} else {
+			_ = os.Remove(tmp)
+		}
+	}
+	return false, nil
+}
+
+// linkKey is a digest of every package a program is linked from — go list
+// -deps -export gives each one's build ID, which names its compiled output
+// — with the link's flags and the GOFLAGS in effect (which may carry link
+// flags too).
+func linkKey(ctx context.Context, dir string, env, listArgs []string, linkFlags string) (string, error) {
+	args := append([]string{"list", "-deps", "-export", "-f", "{{.ImportPath}} {{.BuildID}}"}, listArgs...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -export in %s: %w", dir, err)
+	}
+	goflags := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
+			goflags = v // the last one wins, as in exec
+		}
+	}
+	h := sha256.New()
+	// Not listArgs: an overlay's file is new in every run, its content is
+	// in the build IDs. linkFlags says what the link makes of the packages.
+	fmt.Fprintf(h, "%q\n%q\n", linkFlags, goflags)
+	h.Write(out)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyFile copies src to dst (executable) if src's sha256 is sum.
+func copyFile(src, dst, sum string) error {
+	tmp := dst + ".tmp"
+	got, err := copyFileHashed(src, tmp)
+	if err == nil && got != sum {
+		err = fmt.Errorf("%s changed since it was cached", src)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// copyFileHashed copies src to dst (executable) and returns src's sha256.
+func copyFileHashed(src, dst string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copying %s: %w", src, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // generateKey is a digest of everything controller-gen's output depends on:

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,4 +126,65 @@ func TestUnitTestsAreAnsweredFromGosTestCache(t *testing.T) {
 	run(true, "nothing changed")
 	write("x.go", "package x\n\nvar one = 1\n\nfunc X() int { return one }\n")
 	run(false, "the source changed")
+}
+
+// TestALinkIsReusedOnlyForTheSamePackages: a program linked from the same
+// compiled packages comes from the cache, byte for byte; a changed source,
+// or a cached binary changed since it was stored, links again.
+func TestALinkIsReusedOnlyForTheSamePackages(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/linkcache\n\ngo 1.26.0\n")
+	write("main.go", "package main\n\nfunc main() { println(\"one\") }\n")
+	opts := Options{Root: t.TempDir(), StepDir: dir}
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	dst := filepath.Join(t.TempDir(), "prog")
+	ctx := context.Background()
+	link := func(want bool, why string) []byte {
+		t.Helper()
+		built := false
+		cached, err := linkCached(ctx, opts, "build", dir, env, []string{"."}, "build .", dst, func() error {
+			built = true
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", dst, ".")
+			cmd.Dir, cmd.Env = dir, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%v: %s", err, out)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", why, err)
+		}
+		if cached != want || built == want {
+			t.Fatalf("%s: cached = %v (built %v), want cached %v", why, cached, built, want)
+		}
+		out, err := exec.CommandContext(ctx, dst).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: the program: %v", why, err)
+		}
+		return out
+	}
+	if out := link(false, "the first link"); string(out) != "one\n" {
+		t.Fatalf("the program says %q", out)
+	}
+	if out := link(true, "nothing changed"); string(out) != "one\n" {
+		t.Fatalf("the cached program says %q", out)
+	}
+	write("main.go", "package main\n\nfunc main() { println(\"two\") }\n")
+	if out := link(false, "the source changed"); string(out) != "two\n" {
+		t.Fatalf("the relinked program says %q", out)
+	}
+	cache, _ := cacheOf(opts, "build")
+	if err := os.WriteFile(cache.binary(), []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := link(false, "the cached binary was changed"); string(out) != "two\n" {
+		t.Fatalf("the program after a tampered cache says %q", out)
+	}
+	link(true, "stored again")
 }
