@@ -99,12 +99,7 @@ func TestUnitTestsAreAnsweredFromGosTestCache(t *testing.T) {
 		t.Skip("GOFLAGS sets -count: go test caches nothing here")
 	}
 	dir := t.TempDir()
-	write := func(name, body string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, body string) { writeFile(t, dir, name, body) }
 	write("go.mod", "module example.com/unitcache\n\ngo 1.26.0\n")
 	write("x.go", "package x\n\nfunc X() int { return 1 }\n")
 	write("x_test.go", "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {\n\tif X() != 1 {\n\t\tt.Fatal(X())\n\t}\n}\n")
@@ -133,12 +128,7 @@ func TestUnitTestsAreAnsweredFromGosTestCache(t *testing.T) {
 // or a cached binary changed since it was stored, links again.
 func TestALinkIsReusedOnlyForTheSamePackages(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, body string) { writeFile(t, dir, name, body) }
 	write("go.mod", "module example.com/linkcache\n\ngo 1.26.0\n")
 	write("main.go", "package main\n\nfunc main() { println(\"one\") }\n")
 	opts := Options{Root: t.TempDir(), StepDir: dir}
@@ -187,4 +177,11 @@ func TestALinkIsReusedOnlyForTheSamePackages(t *testing.T) {
 		t.Fatalf("the program after a tampered cache says %q", out)
 	}
 	link(true, "stored again")
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
