@@ -192,11 +192,15 @@ func changedFiles(before, after map[string]string) []string {
 // and says whether its result came from Go's test cache. The cache is
 // Go's own and sound: a result is reused only when the test binary (every
 // source it is built from), its flags, and every environment variable and
-// file the tests read are those of a run that passed. No -count=1, then:
-// a warm run does not start the unit tests' control plane again for
-// nothing. A grade runs them always (sandboxedUnitTests).
+// file the tests read are those of a run that passed. No -count=1 with
+// Options.StageCache, then: a warm make check does not start the unit
+// tests' control plane again for nothing. A grade runs them always.
 func unitTests(ctx context.Context, opts Options) (cached bool, err error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage)
+	args := []string{"test", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage}
+	if !opts.StageCache {
+		args = slices.Insert(args, 1, "-count=1")
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = opts.StepDir
 	cmd.Env = append(os.Environ(), opts.GoEnv...)
 	out, err := cmd.CombinedOutput()

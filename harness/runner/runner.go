@@ -83,6 +83,10 @@ type Options struct {
 	UnitTestsAlways bool
 	// UnitWall bounds the unit tests' wall time in the sandbox (default 3 min).
 	UnitWall time.Duration
+	// StageCache keeps what a stage produced on unchanged inputs for the
+	// next run, in <Root>/.gw10/cache (make check, make watch: see
+	// stagecache.go); never in a grade (Sandbox). Off, every stage runs.
+	StageCache bool
 	// StageTick is how often a stage that is still running says so
 	// (default 10 s: a cold first build is never silent for long).
 	StageTick time.Duration

@@ -31,9 +31,11 @@ type stageCache struct {
 }
 
 // cacheOf is the cache of stage kind for the module in stepDir; ok is false
-// when there is none: a grade (opts.Sandbox) redoes every stage.
+// when there is none: a run without Options.StageCache (make test's copies
+// of modules, which would only pay for storing), or a grade (opts.Sandbox),
+// redoes every stage.
 func cacheOf(opts Options, kind string) (stageCache, bool) {
-	if opts.Sandbox != nil || opts.Root == "" {
+	if !opts.StageCache || opts.Sandbox != nil || opts.Root == "" {
 		return stageCache{}, false
 	}
 	root, err1 := filepath.Abs(opts.Root)

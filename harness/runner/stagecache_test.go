@@ -20,7 +20,7 @@ import (
 func TestGenerateRunsAgainWhenAnInputChanges(t *testing.T) {
 	st := steps.Default()
 	dir := copyModule(t, filepath.Join(root, st.SolutionDir))
-	opts := Options{Root: root, Step: st, StepDir: dir, Label: st.SolutionDir, GoEnv: workspaceFor(t, dir)}.withDefaults()
+	opts := Options{Root: root, Step: st, StepDir: dir, Label: st.SolutionDir, GoEnv: workspaceFor(t, dir), StageCache: true}.withDefaults()
 	ctx := context.Background()
 	gen := func(want bool, why string) {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestUnitTestsAreAnsweredFromGosTestCache(t *testing.T) {
 	write("x_test.go", "package x\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {\n\tif X() != 1 {\n\t\tt.Fatal(X())\n\t}\n}\n")
 	st := steps.Default()
 	st.UnitTests, st.UnitPackage = "^TestX$", "."
-	opts := Options{Root: root, Step: st, StepDir: dir, Label: "unitcache", GoEnv: []string{"GOWORK=off", "GOFLAGS="}}
+	opts := Options{Root: root, Step: st, StepDir: dir, Label: "unitcache", GoEnv: []string{"GOWORK=off", "GOFLAGS="}, StageCache: true}
 	ctx := context.Background()
 	run := func(want bool, why string) {
 		t.Helper()
@@ -121,6 +121,8 @@ func TestUnitTestsAreAnsweredFromGosTestCache(t *testing.T) {
 	run(true, "nothing changed")
 	write("x.go", "package x\n\nvar one = 1\n\nfunc X() int { return one }\n")
 	run(false, "the source changed")
+	opts.StageCache = false
+	run(false, "a run without the stage cache (a grade)")
 }
 
 // TestALinkIsReusedOnlyForTheSamePackages: a program linked from the same
@@ -131,7 +133,7 @@ func TestALinkIsReusedOnlyForTheSamePackages(t *testing.T) {
 	write := func(name, body string) { writeFile(t, dir, name, body) }
 	write("go.mod", "module example.com/linkcache\n\ngo 1.26.0\n")
 	write("main.go", "package main\n\nfunc main() { println(\"one\") }\n")
-	opts := Options{Root: t.TempDir(), StepDir: dir}
+	opts := Options{Root: t.TempDir(), StepDir: dir, StageCache: true}
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	dst := filepath.Join(t.TempDir(), "prog")
 	ctx := context.Background()

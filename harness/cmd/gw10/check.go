@@ -181,6 +181,7 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	opts := runner.Options{
 		Root: root, Step: st, StepDir: stepDir, Label: filepath.ToSlash(filepath.Clean(f.step)),
 		Checks: selected, Seeds: f.seeds, Budget: budget, Out: os.Stdout, Terminal: isTerminal(os.Stdout), Verbose: f.verbose,
+		StageCache: true,
 	}
 	if err := selectBackend(ctx, f, &opts); err != nil {
 		return runner.Options{}, err

@@ -271,6 +271,7 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 		return nil, err
 	}
 	opts.GoEnv = append(opts.GoEnv, goEnv...)
+	opts.StageCache = false // a grade runs every stage, sandboxed or not
 	// A grade runs the step's fixed seeds only: the same code gets the same
 	// sequences, and so the same results, every time it is graded.
 	if len(opts.Seeds) > 0 {
