@@ -45,8 +45,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
 	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 
-	// TODO(step01): 4. Report status: set the conditions from obs (see conditionsFor) and
-	//    write them: every status a reader sees must be true (contract: ST-*).
+	// TODO(step01): 4. Report status from obs (conditionsFor says which conditions):
+	//    every status a reader sees must be true (contract: ST-*).
 	//    Then return what this pass leaves undone (contract: Q-BACKOFF)
 	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 	return ctrl.Result{}, nil

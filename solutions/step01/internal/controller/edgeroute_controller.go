@@ -89,8 +89,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin report
-	//gw10:todo 4. Report status: set the conditions from obs (see conditionsFor) and
-	//gw10:todo    write them: every status a reader sees must be true (contract: ST-*).
+	//gw10:todo 4. Report status from obs (conditionsFor says which conditions):
+	//gw10:todo    every status a reader sees must be true (contract: ST-*).
 	//gw10:todo    Then return what this pass leaves undone (contract: Q-BACKOFF)
 	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent).
 	//gw10:stub return ctrl.Result{}, nil
