@@ -29,11 +29,13 @@ func runHint(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		return fmt.Errorf("reading the chapter: %w", err)
+	// The chapter's questions, where the chapter is (a check's or a
+	// clause's hint needs none: run outside the workbook's root, it has none).
+	var questions []step.Question
+	chapter, chapterErr := os.ReadFile(filepath.Join(root, st.Chapter))
+	if chapterErr == nil {
+		questions = step.Questions(st.Chapter, string(chapter))
 	}
-	questions := step.Questions(st.Chapter, string(chapter))
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: gw10 hint [--more] <check-id, clause-id or question-id>   (make hint ID=<id> [MORE=1])")
 		fmt.Fprintln(os.Stderr, "checks:")
@@ -54,6 +56,9 @@ func runHint(_ context.Context, args []string) error {
 			fmt.Print(questionHint(st, q))
 			return nil
 		}
+	}
+	if strings.HasPrefix(fs.Arg(0), "q-") && chapterErr != nil {
+		return fmt.Errorf("reading the chapter for question %s: %w", fs.Arg(0), chapterErr)
 	}
 	if cl, ok := st.Clause(fs.Arg(0)); ok {
 		fmt.Print(clauseHint(st, cl))
