@@ -77,7 +77,7 @@ func TestGenerateRunsAgainWhenAnInputChanges(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "internal", "shared", "shared.go"), []byte("package shared\n\n// Weight is a weight.\ntype Weight int32\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "api", "v1", "shared.go"), []byte("package v1\n\nimport _ \"github.com/10xdev/gw10/solutions/step01/internal/shared\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "api", "v1", "shared.go"), []byte("package v1\n\nimport _ \""+st.SolutionModule+"/internal/shared\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	gen(false, "the API imports a package of the module")
