@@ -29,8 +29,8 @@ type Loop struct {
 	clusterUp   bool // a Run has seen the cluster started
 	previous    *run // the last run, its controller still to stop
 	runs        int
-	// generatedFrom is the generator inputs key (see generatorInputs) after
-	// the last generate that passed.
+	// generatedFrom is the generate stage's key (generateKey: everything
+	// controller-gen's output depends on) after the last generate that passed.
 	generatedFrom string
 }
 
@@ -102,7 +102,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 		previousEnded()
 		return nil, fmt.Errorf("creating the run's directory: %w", err)
 	}
-	key, keyErr := generatorInputs(opts.StepDir)
+	key, keyErr := generateKey(opts)
 	if keyErr == nil && key == l.generatedFrom {
 		r.generated = "no marker, api/ or generated file changed"
 	}
@@ -110,7 +110,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	ok := r.compile(ctx, &binary)
 	previousEnded() // before the CRD and the role change under it
 	if ok && r.generated == "" {
-		l.generatedFrom, _ = generatorInputs(opts.StepDir)
+		l.generatedFrom, _ = generateKey(opts)
 	}
 	var clusterErr error
 	if ok {

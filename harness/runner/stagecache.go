@@ -49,8 +49,8 @@ func cacheOf(opts Options, kind string) (stageCache, bool) {
 
 // holds says whether the stage last succeeded on inputs with this key.
 func (c stageCache) holds(key string) bool {
-	b, err := os.ReadFile(c.path)
-	return err == nil && string(b) == c.dir+"\n"+key+"\n"
+	stored, ok := c.value()
+	return ok && stored == key
 }
 
 // store records key as the inputs the stage just succeeded on. A cache that
