@@ -48,6 +48,11 @@ type Record struct {
 	// Last is each check's latest result that was a verdict (pass or fail):
 	// a run of a selection (--run) updates the checks it ran.
 	Last map[string]report.Status `json:"last"`
+	// LastFull is each check's result in the last full run: a full run's
+	// line compares with it, as its counts do, so a --run try-out in between
+	// does not make it say "now passes" of a check the last full run passed
+	// too, or keep quiet about one it failed.
+	LastFull map[string]report.Status `json:"lastFull,omitempty"`
 	// Best is each check's best result: pass once it has passed.
 	Best map[string]report.Status `json:"best"`
 	// Passed and Total are the last full run's counts (every check ran);
@@ -100,7 +105,11 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	if len(stageBroken) > 0 {
 		parts = append(parts, names(stageBroken)+" now FAILED (ok last run)")
 	}
-	fixed, broken := flips(rep.Checks, func(c report.CheckResult) (string, report.Status) { return c.ID, c.Status }, rec.Last)
+	last := rec.Last
+	if full(rep) && rec.LastFull != nil {
+		last = rec.LastFull
+	}
+	fixed, broken := flips(rep.Checks, func(c report.CheckResult) (string, report.Status) { return c.ID, c.Status }, last)
 	if len(fixed) > 0 {
 		parts = append(parts, names(fixed)+" now "+verb(fixed, "passes", "pass"))
 	}
@@ -178,6 +187,10 @@ func (rec *Record) add(rep *report.Report) bool {
 		changed = true
 	}
 	if full(rep) {
+		rec.LastFull = map[string]report.Status{}
+		for _, c := range rep.Checks {
+			rec.LastFull[c.ID] = c.Status
+		}
 		rec.Passed, rec.Total = rep.Summary.Passed, rep.Summary.Total
 		rec.BestPassed = max(rec.BestPassed, rec.Passed)
 		changed = true

@@ -29,6 +29,16 @@ func result(partial bool, passing ...string) *report.Report {
 	return rep
 }
 
+// failing is a --run of the checks ids, each failing.
+func failing(ids ...string) *report.Report {
+	rep := &report.Report{Step: "step07", Partial: true}
+	for _, id := range ids {
+		rep.Checks = append(rep.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Fail})
+	}
+	rep.Finish()
+	return rep
+}
+
 func TestProgressAcrossRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".gw10", "progress.json")
 	key := Key{Check, "step07", "step07"}
@@ -42,7 +52,10 @@ func TestProgressAcrossRuns(t *testing.T) {
 		{"two checks fixed", result(false, "a", "b"), "Since the last make check: a and b now pass; 2/5, up from 0/5."},
 		{"a selection reports what it ran, not totals", result(true, "c"), "Since the last make check: c now passes."},
 		{"a full run after the selection counts against the last full run", result(false, "a", "b", "c"),
-			"Since the last make check: 3/5, up from 2/5."},
+			"Since the last make check: c now passes; 3/5, up from 2/5."},
+		{"a try-out that breaks a check", failing("c"), "Since the last make check: c passed last run and fails now."},
+		{"the full run after it compares with the last full run, where c passed too", result(false, "a", "b", "c"),
+			"Since the last make check: still 3/5."},
 		{"a check broken", result(false, "a", "c"), "Since the last make check: b passed last run and fails now; 2/5, down from 3/5."},
 		{"fixed and broken at once, with the best recalled", result(false, "b"),
 			"Since the last make check: b now passes; a and c passed last run and fail now; 1/5, down from 2/5 (your best: 3/5)."},

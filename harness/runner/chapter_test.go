@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -310,5 +311,40 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 		if !linked[a] {
 			t.Errorf("%s#%s is linked from nowhere in %s", answersOf(st.Chapter), a, st.Chapter)
 		}
+	}
+}
+
+// goDocRE finds a `go doc …` command in inline code; markdown may break it
+// across lines.
+var goDocRE = regexp.MustCompile("`go doc\\s+([^`]+)`")
+
+// TestTheChaptersGoDocCommandsResolve runs every `go doc` command the
+// chapter and its answers print, where the chapter says to run them (the
+// learner's module: its go.mod requires controller-runtime), so that a
+// renamed or moved symbol (Builder.Owns became TypedBuilder's) is found here
+// and not by a learner at "cannot find package".
+func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go doc")
+	}
+	st := steps.Default()
+	seen := 0
+	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {
+		text, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range goDocRE.FindAllStringSubmatch(string(text), -1) {
+			args := strings.Fields(m[1])
+			seen++
+			cmd := exec.Command("go", append([]string{"doc"}, args...)...)
+			cmd.Dir = filepath.Join(root, st.Dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s prints `go doc %s`; run in %s it fails (%v):\n%s", name, strings.Join(args, " "), st.Dir, err, out)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("%s prints no `go doc` command: the test looks for none, or the pattern is stale", st.Chapter)
 	}
 }
