@@ -66,7 +66,7 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Complete(r)
 }
 
-// TODO(step01): Helpers for the Service watch go here.
+// TODO(step01): Helpers of your own for SetupWithManager go here, if it needs any.
 
 // TODO(step01): An EdgeRoute deleted while the controller was stopped must still have its
 // route withdrawn once the controller runs again (contract: S-DELETED,

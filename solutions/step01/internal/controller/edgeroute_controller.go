@@ -148,7 +148,7 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 }
 
 //gw10:begin watch-helpers
-//gw10:todo Helpers for the Service watch go here.
+//gw10:todo Helpers of your own for SetupWithManager go here, if it needs any.
 
 // serviceIndex indexes EdgeRoutes by the name of the Service they target, so
 // that a Service event finds its routes without listing every EdgeRoute.
