@@ -751,14 +751,15 @@ routes (GET /v1/routes, Programmer.Routes) once the cache has synced and enqueue
 whose EdgeRoute is gone, so Reconcile's NotFound path withdraws them. A finalizer keeps
 the deleted EdgeRoute (with a deletionTimestamp) until Reconcile has withdrawn its route
 and removed the finalizer, so the restarted controller finds it in its first list. The
-check kills the controller, deletes one of two programmed routes, keeps the proxy's table
-and starts the controller again: the deleted route must be withdrawn, the object gone,
-and the other route never withdrawn (a sweep withdraws only what has no EdgeRoute). The
+check programs three routes, kills the controller, deletes two of them, keeps the proxy's
+table and starts the controller again: the first deleted route must be withdrawn, the
+object gone, and the kept route never withdrawn (a sweep withdraws only what has no
+EdgeRoute). The
 proxy is still starting when the controller comes back: it refuses to list its routes
 (503) for a couple of seconds, so a sweep must retry a listing that failed, with backoff,
-and never report "0 orphans" for a table it could not read. A third deleted EdgeRoute
-is created again while the proxy holds its old route's withdraw unanswered: a sweep
-that withdraws from its own goroutine races the worker that pushes the new one, and
+and never report "0 orphans" for a table it could not read. The second deleted
+EdgeRoute is created again while the proxy holds its old route's withdraw unanswered:
+a sweep that withdraws from its own goroutine races the worker that pushes the new one, and
 the withdraw can land last. Hand the swept keys to the work queue, which never gives
 one key to two workers at once, so the withdraw and the push of one name take turns.`,
 	Run: func(ctx context.Context, t *checks.T) {
