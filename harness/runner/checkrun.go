@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,52 +19,11 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 )
 
-// skipped is the result of a check that did not run, and why.
-func (r *run) skipped(chk checks.Check, why string) report.CheckResult {
-	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points,
-		Doc: r.opts.Step.DocAnchor(chk.ID), Status: report.Skip, Message: why}
-}
-
-// runAllChecks runs the selected checks in order, each in a namespace of its own.
-func (r *run) runAllChecks(ctx context.Context) {
-	c, err := r.adminClient()
-	if err != nil {
-		for _, chk := range r.opts.Checks {
-			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, err.Error()))
-		}
-		return
-	}
-	if r.backend.Outlives() {
-		// Wait for the check namespaces to go, finishing them where no
-		// namespace controller will (the dev cluster).
-		r.onTeardown(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cluster.FinishNamespaces(ctx, c, r.namespaces)
-		})
-	}
-	fmt.Fprintln(r.opts.Out)
-	for _, chk := range r.opts.Checks {
-		if ctx.Err() != nil {
-			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: interrupted"))
-			continue
-		}
-		if r.opts.FailFast && slices.ContainsFunc(r.rep.Checks, func(c report.CheckResult) bool { return c.Status == report.Fail }) {
-			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: the run stops at its first failing check"))
-			continue
-		}
-		res := r.runCheck(ctx, c, chk)
-		r.rep.Checks = append(r.rep.Checks, res)
-		mark := strings.ToUpper(string(res.Status))
-		fmt.Fprintf(r.opts.Out, "  %s %-20s %6s  %s\n", mark, chk.ID, res.Duration, chk.Title)
-	}
-}
-
 // runCheck runs one check: its namespace, the controller alive (restarted
 // as a Deployment would if it had exited), the check under its timeout, and
 // the diagnosis when it fails.
 func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check) report.CheckResult {
-	res := report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points, Doc: r.opts.Step.DocAnchor(chk.ID)}
+	res := resultOf(r.opts.Step, chk)
 	start := time.Now()
 	var restarted string
 	if exited, how := r.ctrl.current().Exited(); exited {

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
@@ -32,12 +31,6 @@ type Loop struct {
 	// generatedFrom is the generate stage's key (generateKey: everything
 	// controller-gen's output depends on) after the last generate that passed.
 	generatedFrom string
-}
-
-// Progress hears of each check as it starts and as it ends.
-type Progress interface {
-	CheckStarted(i, n int, chk checks.Check)
-	CheckDone(i, n int, res report.CheckResult)
 }
 
 // NewLoop starts the proxy stand-in and, in the background, the cluster;
@@ -96,7 +89,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	l.runs++
 	opts := l.opts
 	opts.Checks = order
-	rep := &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
+	rep := newReport(opts)
 	r := &run{opts: opts, rep: rep, proxy: l.base.proxy, dir: filepath.Join(l.base.dir, fmt.Sprintf("run-%d", l.runs))}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		previousEnded()
@@ -106,67 +99,35 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	if keyErr == nil && key == l.generatedFrom {
 		r.generated = "no marker, api/ or generated file changed"
 	}
-	var binary string
-	ok := r.compile(ctx, &binary)
-	previousEnded() // before the CRD and the role change under it
-	if ok && r.generated == "" {
-		l.generatedFrom, _ = generateKey(opts)
-	}
+	p := plan{checks: true, progress: progress, built: func(ok bool) {
+		previousEnded() // before the CRD and the role change under it
+		if ok && r.generated == "" {
+			l.generatedFrom, _ = generateKey(opts)
+		}
+	}}
 	var clusterErr error
-	if ok {
-		if !l.clusterUp { // the first run waits for the start it overlapped with
-			ok = r.harnessStage(ctx, "cluster", func() error { clusterErr = l.waitCluster(); return clusterErr })
-			l.clusterUp = clusterErr == nil && ok
-		}
+	if l.clusterUp {
 		r.backend = l.base.backend
-		ok = ok && r.deploy(ctx, binary)
-	}
-	if ok {
-		r.checksInOrder(ctx, progress)
-	} else {
-		reason := "not run: an earlier stage failed"
-		if ctx.Err() != nil {
-			reason = "not run: interrupted"
-		}
-		for _, c := range order {
-			rep.Checks = append(rep.Checks, r.skipped(c, reason))
+	} else { // the first run waits for the start it overlapped with
+		p.cluster = func() error {
+			clusterErr = l.waitCluster()
+			l.clusterUp = clusterErr == nil
+			r.backend = l.base.backend
+			return clusterErr
 		}
 	}
+	r.drive(ctx, p)
 	// The controller is stopped when the next run begins (or at Close), not
 	// now: the verdict need not wait for its shutdown.
 	l.previous = r
 	stepOrder(rep, l.opts.Checks)
-	rep.Duration = report.Since(rep.Started)
-	rep.Interrupted = ctx.Err() != nil
-	rep.Finish()
-	switch {
-	case ctx.Err() != nil:
-		return rep, fmt.Errorf("interrupted: %w", ctx.Err())
-	case clusterErr != nil:
+	if err := finish(ctx, rep); err != nil {
+		return rep, err
+	}
+	if clusterErr != nil {
 		return rep, fmt.Errorf("starting the cluster: %w", clusterErr)
 	}
 	return rep, nil
-}
-
-// checksInOrder runs the run's checks in their order, each in a namespace of
-// its own, and tells progress.
-func (r *run) checksInOrder(ctx context.Context, progress Progress) {
-	c, err := r.adminClient()
-	n := len(r.opts.Checks)
-	for i, chk := range r.opts.Checks {
-		switch {
-		case err != nil:
-			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, err.Error()))
-			continue
-		case ctx.Err() != nil:
-			r.rep.Checks = append(r.rep.Checks, r.skipped(chk, "not run: interrupted"))
-			continue
-		}
-		progress.CheckStarted(i, n, chk)
-		res := r.runCheck(ctx, c, chk)
-		r.rep.Checks = append(r.rep.Checks, res)
-		progress.CheckDone(i, n, res)
-	}
 }
 
 // stepOrder sorts the results in the order of the step's checks, the order

@@ -184,21 +184,18 @@ const runDirPrefix = "gw10-run-"
 // when the run was interrupted; failures of the learner's code are in the report.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	opts = opts.withDefaults()
-	rep := &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
+	rep := newReport(opts)
 	if opts.Backend != nil {
 		rep.Cluster = opts.Backend.Name()
 	}
 	r := &run{opts: opts, rep: rep}
-	err := r.pipeline(ctx)
+	_, err := r.driveFresh(ctx, plan{checks: true})
 	r.teardown()
 	if r.backend != nil {
 		rep.Cluster = r.backend.Name()
 	}
-	rep.Duration = report.Since(rep.Started)
-	rep.Interrupted = ctx.Err() != nil
-	rep.Finish()
-	if ctx.Err() != nil {
-		return rep, fmt.Errorf("interrupted: %w", ctx.Err())
+	if ierr := finish(ctx, rep); ierr != nil {
+		return rep, ierr
 	}
 	return rep, err
 }
@@ -236,40 +233,18 @@ type run struct {
 // note is said to the learner once the current stage's line is complete.
 func (r *run) note(msg string) { r.notes = append(r.notes, msg) }
 
-func (r *run) pipeline(ctx context.Context) error {
-	ok, err := r.setup(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		reason := "not run: an earlier stage failed"
-		if ctx.Err() != nil {
-			reason = "not run: interrupted"
-		}
-		for _, c := range r.opts.Checks {
-			r.rep.Checks = append(r.rep.Checks, r.skipped(c, reason))
-		}
-		return nil
-	}
-	r.runAllChecks(ctx)
-	return nil
-}
-
-// setup runs the stages up to a started controller and says whether they
-// all passed; the checks (or the bench, see Start) come after it.
-func (r *run) setup(ctx context.Context) (bool, error) {
+// driveFresh drives a run of its own: its directory, and the cluster
+// started while the controller builds (make check, the bench). The error
+// says the run's directory could not be made; the caller tears the run down.
+func (r *run) driveFresh(ctx context.Context, p plan) (bool, error) {
 	if err := r.makeDir(); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(r.opts.Out, "gw10: checking %s\n", r.opts.Label)
-	waitCluster := r.startClusterMeanwhile(ctx)
-	var binary string
-	ok := r.compile(ctx, &binary) &&
-		r.unitStage(ctx, binary) &&
-		r.harnessStage(ctx, "cluster", waitCluster) &&
-		r.deploy(ctx, binary)
+	p.cluster = r.startClusterMeanwhile(ctx)
+	ok := r.drive(ctx, p)
 	if !ok {
-		_ = waitCluster() // a stage failed early: let the start finish so teardown stops it
+		_ = p.cluster() // a stage failed early: let the start finish so teardown stops it
 	}
 	return ok, nil
 }

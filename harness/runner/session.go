@@ -34,8 +34,8 @@ type Session struct {
 func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts = opts.withDefaults()
 	opts.Step.UnitTests = "" // a session measures the controller, not its unit tests
-	r := &run{opts: opts, rep: &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest"}}
-	ok, err := r.setup(ctx)
+	r := &run{opts: opts, rep: newReport(opts)}
+	ok, err := r.driveFresh(ctx, plan{})
 	if err == nil && !ok {
 		err = stageFailure(r.rep.Stages)
 		if ctx.Err() != nil {

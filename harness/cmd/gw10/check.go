@@ -224,18 +224,15 @@ func exitFor(rep *report.Report) error {
 	return exitError{1}
 }
 
-// stepChecks are the checks of the step the flags name (none when it is not
-// a step of the workbook).
-func stepChecks(f checkFlags) []checks.Check {
+// stepOfFlags is the descriptor of the step the flags name; ok is false
+// when it is not a step of the workbook.
+func stepOfFlags(f checkFlags) (st step.Step, ok bool) {
 	root, err := filepath.Abs(f.root)
 	if err != nil {
-		return nil
+		return step.Step{}, false
 	}
-	st, err := stepOf(root, f)
-	if err != nil {
-		return nil
-	}
-	return st.Checks
+	st, err = stepOf(root, f)
+	return st, err == nil
 }
 
 // stepOf is the descriptor of the step the flags name: by --step-name, or

@@ -232,11 +232,10 @@ type gradeLearnerCode struct {
 func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLearnerCode) (*report.Report, error) {
 	if !tree.Grading.Gradable {
 		rep := &report.Report{Step: f.step, Cluster: f.cluster}
-		for _, c := range stepChecks(f) {
-			rep.Checks = append(rep.Checks, report.CheckResult{
-				ID: c.ID, Title: c.Title, SeedRef: c.SeedRef, Clauses: c.Clauses, Points: c.Points, Status: report.Skip,
-				Message: "not run: the submission is not gradable",
-			})
+		if st, ok := stepOfFlags(f); ok {
+			for _, c := range st.Checks {
+				rep.Checks = append(rep.Checks, runner.NotRun(st, c, "not run: the submission is not gradable"))
+			}
 		}
 		return rep, nil
 	}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/cluster"
+	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
+)
+
+// A plan says what one drive of the pipeline does: make check (Run), one
+// pass of make watch (Loop.Run) and the bench's session (Start) differ only
+// in it.
+type plan struct {
+	// cluster waits for the control plane started meanwhile: the cluster
+	// stage, run after the unit tests; nil when it is up already (a loop's
+	// later passes).
+	cluster func() error
+	// built hears whether the build and generate stages passed, before any
+	// other stage runs (a loop stops its previous controller there, before
+	// the CRD and the role change under it).
+	built func(ok bool)
+	// checks runs the checks once the controller started; false stops there
+	// (the bench measures in the world the stages made).
+	checks bool
+	// progress hears of each check; nil prints a line per check on Out.
+	progress Progress
+}
+
+// Progress hears of each check as it starts and as it ends.
+type Progress interface {
+	CheckStarted(i, n int, chk checks.Check)
+	CheckDone(i, n int, res report.CheckResult)
+}
+
+// drive runs the stages in order (build, generate, unit tests, cluster,
+// install CRD, controller identity, proxy stand-in, start controller) and,
+// as the plan says, the checks, or a row per check saying why it did not
+// run. It says whether every stage passed. The caller makes the run's
+// directory and tears the run down: what is kept between runs is its own.
+func (r *run) drive(ctx context.Context, p plan) bool {
+	var binary string
+	ok := r.compile(ctx, &binary)
+	if p.built != nil {
+		p.built(ok)
+	}
+	ok = ok && r.unitStage(ctx, binary) &&
+		(p.cluster == nil || r.harnessStage(ctx, "cluster", p.cluster)) &&
+		r.deploy(ctx, binary)
+	if !p.checks {
+		return ok
+	}
+	if !ok {
+		reason := "not run: an earlier stage failed"
+		if ctx.Err() != nil {
+			reason = "not run: interrupted"
+		}
+		for _, c := range r.opts.Checks {
+			r.rep.Checks = append(r.rep.Checks, NotRun(r.opts.Step, c, reason))
+		}
+		return false
+	}
+	r.runChecks(ctx, p.progress)
+	return true
+}
+
+// NotRun is the report's row of a check that did not run, and why: every
+// skipped row (a stage failed, an interrupt, a submission not gradable) is
+// built here.
+func NotRun(st step.Step, chk checks.Check, why string) report.CheckResult {
+	res := resultOf(st, chk)
+	res.Status, res.Message = report.Skip, why
+	return res
+}
+
+// resultOf is a check's row before it runs: what the step says of it.
+func resultOf(st step.Step, chk checks.Check) report.CheckResult {
+	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points,
+		Doc: st.DocAnchor(chk.ID)}
+}
+
+// runChecks is the one check loop: the run's checks in their order, each
+// in a namespace of its own, progress told of each (nil: a line per check
+// on Out). A check is skipped when the run was interrupted, or after a
+// failure when the run stops at the first (FailFast).
+func (r *run) runChecks(ctx context.Context, progress Progress) {
+	c, err := r.adminClient()
+	if err != nil {
+		for _, chk := range r.opts.Checks {
+			r.rep.Checks = append(r.rep.Checks, NotRun(r.opts.Step, chk, err.Error()))
+		}
+		return
+	}
+	if r.backend.Outlives() {
+		// Wait for the check namespaces to go, finishing them where no
+		// namespace controller will (the dev cluster).
+		r.onTeardown(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cluster.FinishNamespaces(ctx, c, r.namespaces)
+		})
+	}
+	if progress == nil {
+		fmt.Fprintln(r.opts.Out)
+		progress = lines{r.opts.Out}
+	}
+	n := len(r.opts.Checks)
+	for i, chk := range r.opts.Checks {
+		if ctx.Err() != nil {
+			r.rep.Checks = append(r.rep.Checks, NotRun(r.opts.Step, chk, "not run: interrupted"))
+			continue
+		}
+		if r.opts.FailFast && slices.ContainsFunc(r.rep.Checks, func(c report.CheckResult) bool { return c.Status == report.Fail }) {
+			r.rep.Checks = append(r.rep.Checks, NotRun(r.opts.Step, chk, "not run: the run stops at its first failing check"))
+			continue
+		}
+		progress.CheckStarted(i, n, chk)
+		res := r.runCheck(ctx, c, chk)
+		r.rep.Checks = append(r.rep.Checks, res)
+		progress.CheckDone(i, n, res)
+	}
+}
+
+// lines is make check's progress: a line per check as it ends.
+type lines struct{ out io.Writer }
+
+func (lines) CheckStarted(int, int, checks.Check) {}
+
+func (l lines) CheckDone(_, _ int, res report.CheckResult) {
+	fmt.Fprintf(l.out, "  %s %-20s %6s  %s\n", strings.ToUpper(string(res.Status)), res.ID, res.Duration, res.Title)
+}
+
+// newReport is the report a run fills in.
+func newReport(opts Options) *report.Report {
+	return &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
+}
+
+// finish closes the report: its duration, whether ctx ended it, its
+// summary; the error says ctx ended it.
+func finish(ctx context.Context, rep *report.Report) error {
+	rep.Duration = report.Since(rep.Started)
+	rep.Interrupted = ctx.Err() != nil
+	rep.Finish()
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return nil
+}
