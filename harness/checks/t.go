@@ -65,6 +65,10 @@ type Env struct {
 	// Watched are the namespaced kinds, beside the step's Primary, whose objects the check's recorder watches in its namespace:
 	// each change is evidence, and History().Objects lists them.
 	Watched []schema.GroupVersionKind
+	// Triggers are the step's own actions beside every step's
+	// (evidence.Generic), for T.Did and the step's Causes (step 01: a
+	// Service created, deleted or touched).
+	Triggers []evidence.Trigger
 	// Probe compiles and runs a grader-owned test beside the step's code
 	// (see Probe); nil where the runner gives none.
 	Probe ProbeFunc

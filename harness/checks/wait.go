@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/10xdev/gw10/harness/evidence"
@@ -195,8 +196,13 @@ func didNothing(p Primary, action evidence.Event, tl evidence.Tally) string {
 }
 
 // Did records an action of the check on the world: the trigger the causes
-// start from.
+// start from. A trigger is one of every step's (evidence.Generic) or one
+// the step declares (Env.Triggers); any other is the harness's mistake and
+// fails the check, for no cause would ever read it.
 func (t *T) Did(trigger evidence.Trigger, object, format string, args ...any) {
+	if !evidence.Generic(trigger) && !slices.Contains(t.Triggers, trigger) {
+		t.Errorf("harness: the check records an action with trigger %q, which neither package evidence nor the step's descriptor (Triggers) declares", trigger)
+	}
 	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Action, Trigger: trigger, Object: object,
 		Text: fmt.Sprintf(format, args...)})
 }

@@ -9,6 +9,9 @@ import (
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
+// gadgetCreated is the Widget step's own trigger (step.Step.Triggers).
+const gadgetCreated evidence.Trigger = "gadget-created"
+
 // widgets is a primary kind no course step has, whose step names its own
 // design in its causes: the causes' texts come from the descriptor.
 var widgets = Primary{
@@ -16,13 +19,13 @@ var widgets = Primary{
 	Resource: "widgets",
 	Causes: Causes{
 		NoReconcile: func(tr evidence.Trigger) string {
-			if tr == evidence.ServiceCreated {
+			if tr == gadgetCreated {
 				return "the Gadget event woke no Widget"
 			}
 			return ""
 		},
 		DidNothing: func(tr evidence.Trigger, tl evidence.Tally) string {
-			if tr == evidence.ServiceCreated && tl.StatusWrites == 0 {
+			if tr == gadgetCreated && tl.StatusWrites == 0 {
 				return ". the Widget ignored its Gadget"
 			}
 			return ""
@@ -31,7 +34,7 @@ var widgets = Primary{
 }
 
 func TestACauseReadsWhatFollowedTheAction(t *testing.T) {
-	created := evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget heal-svc"}
+	created := evidence.Event{Trigger: gadgetCreated, Text: "creating Gadget heal-svc"}
 	write := &evidence.Event{Text: "status of heal: Accepted=True/Valid"}
 	cases := []struct {
 		name   string
@@ -80,9 +83,9 @@ func TestNoReconcileNamesThePrimaryKindAndTheStepsCauses(t *testing.T) {
 	}{
 		{widgets, evidence.Event{Trigger: evidence.RouteEdited, Text: "editing Widget w: port 9090"},
 			"no reconcile followed editing Widget w: port 9090: the Widget event woke no reconcile"},
-		{widgets, evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget g"},
+		{widgets, evidence.Event{Trigger: gadgetCreated, Text: "creating Gadget g"},
 			"no reconcile followed creating Gadget g: the Gadget event woke no Widget"},
-		{Primary{GVK: widgets.GVK}, evidence.Event{Trigger: evidence.ServiceCreated, Text: "creating Gadget g"},
+		{Primary{GVK: widgets.GVK}, evidence.Event{Trigger: gadgetCreated, Text: "creating Gadget g"},
 			"no reconcile followed creating Gadget g"},
 		{widgets, evidence.Event{Trigger: evidence.Restarted, Text: "starting a new controller process"},
 			"no reconcile followed starting a new controller process: the new process reconciled nothing"},
@@ -91,5 +94,30 @@ func TestNoReconcileNamesThePrimaryKindAndTheStepsCauses(t *testing.T) {
 		if got := noReconcileCause(c.primary, c.action); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
 		}
+	}
+}
+
+// TestAnActionNeedsADeclaredTrigger: a trigger is every step's (package
+// evidence) or one the step declares; any other fails the check, for no
+// cause would read it.
+func TestAnActionNeedsADeclaredTrigger(t *testing.T) {
+	ct := NewT("x", Env{Triggers: []evidence.Trigger{gadgetCreated}})
+	ct.Did(evidence.RouteCreated, "Widget ns/w", "creating Widget w")
+	ct.Did(gadgetCreated, "Gadget ns/g", "creating Gadget g")
+	if ct.Failed() {
+		t.Fatalf("a generic and a declared trigger failed the check")
+	}
+	ct.Did("gizmo-created", "Gizmo ns/g", "creating Gizmo g")
+	if !ct.Failed() {
+		t.Errorf("a trigger the step does not declare was recorded as if a cause read it")
+	}
+	actions := 0
+	for _, e := range ct.Evidence() {
+		if e.Kind == evidence.Action {
+			actions++
+		}
+	}
+	if actions != 3 {
+		t.Errorf("every action is still on record: %d actions in %+v", actions, ct.Evidence())
 	}
 }

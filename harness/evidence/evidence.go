@@ -51,19 +51,29 @@ const (
 // about it, so a cause can say what should have followed.
 type Trigger string
 
-// Triggers.
+// The triggers of every step: actions on the step's primary kind (a
+// route: an object of it), the proxy and the controller process. A step's
+// actions on other kinds are its own triggers, declared in its descriptor
+// (step.Step.Triggers; step 01's Service events).
 const (
-	ServiceCreated Trigger = "service-created"
-	ServiceDeleted Trigger = "service-deleted"
-	ServiceTouched Trigger = "service-touched" // a change that matters to no route
-	RouteCreated   Trigger = "route-created"
-	RouteEdited    Trigger = "route-edited"
-	RouteDeleted   Trigger = "route-deleted"
-	StatusWiped    Trigger = "status-wiped"
-	ProxyChanged   Trigger = "proxy-changed" // NACK on or off, outage, table lost
-	Restarted      Trigger = "controller-restarted"
-	Killed         Trigger = "controller-killed"
+	RouteCreated Trigger = "route-created"
+	RouteEdited  Trigger = "route-edited"
+	RouteDeleted Trigger = "route-deleted"
+	StatusWiped  Trigger = "status-wiped"
+	ProxyChanged Trigger = "proxy-changed" // NACK on or off, outage, table lost
+	Restarted    Trigger = "controller-restarted"
+	Killed       Trigger = "controller-killed"
 )
+
+// Generic says whether the trigger is one of every step's (above), which no
+// step declares.
+func Generic(tr Trigger) bool {
+	switch tr {
+	case RouteCreated, RouteEdited, RouteDeleted, StatusWiped, ProxyChanged, Restarted, Killed:
+		return true
+	}
+	return false
+}
 
 // Event is one thing seen.
 type Event struct {

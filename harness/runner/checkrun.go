@@ -74,7 +74,8 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		Budget:       r.opts.budget(),
 		Prior:        r.priorProof(),
 		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants, Primary: r.opts.Step.Primary, Watched: r.opts.Step.Watched,
-		Probe: r.probe,
+		Triggers: r.opts.Step.Triggers,
+		Probe:    r.probe,
 	})
 	out := checks.Execute(checkCtx, chk, t)
 	if !out.Failed && checkCtx.Err() == nil && !chk.Probe {

@@ -37,6 +37,9 @@ func tinyStep(base step.Step) step.Step {
 		// A kind no course step watches: the recorder follows it because
 		// the descriptor says so, with no change to package checks.
 		Watched: []schema.GroupVersionKind{configMaps},
+		// Its own trigger: the Service it makes is its business, not
+		// package evidence's.
+		Triggers: []evidence.Trigger{tinyServiceCreated},
 		Checks: []checks.Check{{
 			ID:       "tiny-programmed",
 			Title:    "a route to an existing Service is programmed",
@@ -49,7 +52,7 @@ func tinyStep(base step.Step) step.Step {
 				// checks knows no Service.
 				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tiny-svc", Namespace: t.Namespace},
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}}
-				t.Did(evidence.ServiceCreated, "Service "+t.Namespace+"/tiny-svc", "creating Service tiny-svc")
+				t.Did(tinyServiceCreated, "Service "+t.Namespace+"/tiny-svc", "creating Service tiny-svc")
 				t.Must(t.Client.Create(ctx, svc), "creating Service tiny-svc")
 				r := t.NewRoute(ctx, "tiny", "tiny-svc", 8080)
 				r.Eventually(ctx, t.Timeouts.Converge, checks.Want{Type: "Programmed", Status: "True"})
@@ -72,6 +75,9 @@ func tinyStep(base step.Step) step.Step {
 		}},
 	}
 }
+
+// tinyServiceCreated is the tiny step's own trigger.
+const tinyServiceCreated evidence.Trigger = "tiny-service-created"
 
 // configMaps is the tiny step's own watched kind.
 var configMaps = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}

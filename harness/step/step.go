@@ -7,11 +7,13 @@ package step
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
 )
 
 // Step is one step of the course.
@@ -54,6 +56,11 @@ type Step struct {
 	// check's namespace (checks.Env.Watched): their changes are evidence
 	// and the invariants see them (checks.History.Objects).
 	Watched []schema.GroupVersionKind
+	// Triggers are the step's own kinds of action, beside every step's
+	// (evidence.Generic): what its checks do to its other kinds, which its
+	// Primary.Causes read (step 01: a Service created or deleted).
+	// checks.T.Did refuses a trigger neither declares.
+	Triggers []evidence.Trigger
 	// Cleanup are the namespaced kinds a check may create that the runner
 	// deletes after it, before the namespace (envtest has no namespace
 	// controller to do it).
@@ -124,6 +131,11 @@ func (s Step) Validate() error {
 			if _, ok := s.Clause(id); !ok {
 				return fmt.Errorf("step %q: check %q names clause %q, which its contract lacks", s.Name, c.ID, id)
 			}
+		}
+	}
+	for i, tr := range s.Triggers {
+		if tr == "" || evidence.Generic(tr) || slices.Contains(s.Triggers[:i], tr) {
+			return fmt.Errorf("step %q: trigger %q is empty, twice, or one of every step's (package evidence)", s.Name, tr)
 		}
 	}
 	for _, inv := range s.Invariants {

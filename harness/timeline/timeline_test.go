@@ -22,7 +22,7 @@ func sample() *report.Report {
 		{At: at(40), Source: evidence.APIServer, Kind: evidence.Status, Object: "EdgeRoute ns/web",
 			Text: "status of web: Accepted=False/ServiceNotFound, Programmed=False/ServiceNotFound", Detail: `{"conditions": []}`},
 		{At: at(100), Source: evidence.Controller, Kind: evidence.Reconcile, Count: map[string]int{"success": 2}, Text: "2 reconciles"},
-		{At: at(300), Source: evidence.Harness, Kind: evidence.Action, Trigger: evidence.ServiceCreated, Text: "created Service web <b>"},
+		{At: at(300), Source: evidence.Harness, Kind: evidence.Action, Trigger: "service-created", Text: "created Service web <b>"},
 		{At: at(320), End: at(324), Source: evidence.Proxy, Kind: evidence.Push, Text: "push web refused: nope", Bad: true, Detail: "hostname=a.example"},
 		{At: at(4500), Source: evidence.Harness, Kind: evidence.Expectation, Bad: true, Text: "expected Programmed=True", Detail: "expected Programmed=True\nsaw False"},
 	}

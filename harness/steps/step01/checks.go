@@ -587,7 +587,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		t.Must(t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: "quiet-svc"}, svc), "reading Service quiet-svc")
 		patch := client.MergeFrom(svc.DeepCopy())
 		svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "1"}
-		t.Did(evidence.ServiceTouched, "Service "+t.Namespace+"/quiet-svc", "annotating Service quiet-svc (nothing a route depends on)")
+		t.Did(ServiceTouched, "Service "+t.Namespace+"/quiet-svc", "annotating Service quiet-svc (nothing a route depends on)")
 		t.Must(t.Client.Patch(ctx, svc, patch), "annotating Service quiet-svc")
 		t.Sleep(ctx, t.Timeouts.Absent)
 		t.WaitIdle(ctx)

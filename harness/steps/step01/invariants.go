@@ -149,8 +149,8 @@ func serviceAt(h checks.History, name string, at time.Time) bool {
 	if seen == nil || !seen.Exists {
 		return false
 	}
-	deleted := lastAction(h, "Service "+h.Namespace+"/"+name, at, evidence.ServiceDeleted)
-	return !deleted.After(lastAction(h, "Service "+h.Namespace+"/"+name, at, evidence.ServiceCreated))
+	deleted := lastAction(h, "Service "+h.Namespace+"/"+name, at, ServiceDeleted)
+	return !deleted.After(lastAction(h, "Service "+h.Namespace+"/"+name, at, ServiceCreated))
 }
 
 // lastAction is when the check last acted on object at or before at (of one

@@ -34,9 +34,9 @@ func (s *story) action(sec float64, trig evidence.Trigger, object string) *story
 }
 
 func (s *story) service(sec float64, exists bool) *story {
-	trig := evidence.ServiceCreated
+	trig := ServiceCreated
 	if !exists {
-		trig = evidence.ServiceDeleted
+		trig = ServiceDeleted
 	}
 	s.action(sec, trig, "Service ns/svc")
 	s.h.Objects = append(s.h.Objects, checks.ObjectSeen{At: s.at(sec + 0.01), Kind: "Service", Name: "svc", Exists: exists})

@@ -27,7 +27,7 @@ func primary() checks.Primary {
 // function, not Owns).
 func noReconcile(trigger evidence.Trigger) string {
 	switch trigger {
-	case evidence.ServiceCreated, evidence.ServiceDeleted:
+	case ServiceCreated, ServiceDeleted:
 		return "the Service event woke no EdgeRoute, not even those that name the Service, " +
 			"so their status still describes the world before it (S-ACKED, S-MISSING, Q-FANOUT)"
 	}
@@ -43,7 +43,7 @@ func noReconcile(trigger evidence.Trigger) string {
 // after the deletion and count as a push or a write.
 func didNothing(trigger evidence.Trigger, tl evidence.Tally) string {
 	switch trigger {
-	case evidence.ServiceCreated, evidence.ServiceDeleted:
+	case ServiceCreated, ServiceDeleted:
 		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
 			return ""
 		}

@@ -17,9 +17,9 @@ func TestStep01sCausesNameItsDesign(t *testing.T) {
 		tl      evidence.Tally
 		want    string // "" : no cause
 	}{
-		{"a pass that returned early after the Service appeared", evidence.ServiceCreated,
+		{"a pass that returned early after the Service appeared", ServiceCreated,
 			evidence.Tally{Reconciles: 1, ByResult: success(1)}, "its generation did not change, its Service did"},
-		{"a pass that pushed after the Service appeared", evidence.ServiceCreated,
+		{"a pass that pushed after the Service appeared", ServiceCreated,
 			evidence.Tally{Reconciles: 1, ByResult: success(1), Pushes: 1}, ""},
 		{"a deletion that withdrew nothing", evidence.RouteDeleted,
 			evidence.Tally{Reconciles: 1, ByResult: success(1)}, "still routes to an EdgeRoute that is gone (S-DELETED)"},
@@ -34,7 +34,7 @@ func TestStep01sCausesNameItsDesign(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	if got := noReconcile(evidence.ServiceDeleted); !strings.Contains(got, "the Service event woke no EdgeRoute, not even those that name the Service") {
+	if got := noReconcile(ServiceDeleted); !strings.Contains(got, "the Service event woke no EdgeRoute, not even those that name the Service") {
 		t.Errorf("a Service event that woke nothing: %q", got)
 	}
 	if got := noReconcile(evidence.RouteEdited); got != "" {

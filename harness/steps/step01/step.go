@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/step"
 )
 
@@ -30,6 +31,7 @@ func Step() step.Step {
 		Cleanup:        []schema.GroupVersionKind{EdgeRouteGVK},
 		// The invariants read the Services' comings and goings (serviceAt).
 		Watched:     []schema.GroupVersionKind{{Version: "v1", Kind: "Service"}},
+		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
 		HandRun:     handRun(),
 		UnitTests:   "^TestConditionsFor$",
 		UnitPackage: "./internal/controller",
