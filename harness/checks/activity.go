@@ -12,10 +12,6 @@ import (
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
-// scrapeInterval is how often the controller's metrics are read during a
-// check: often enough to place each reconcile on the timeline.
-const scrapeInterval = 100 * time.Millisecond
-
 // activity follows the controller's work through its metrics: it records
 // every change of the reconcile counters, and tells the waits whether the
 // controller is idle, busy, or waiting on a timer.
@@ -41,7 +37,7 @@ func (a *activity) run(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(scrapeInterval)
+		tick := time.NewTicker(a.t.Timeouts.Scrape)
 		defer tick.Stop()
 		for {
 			a.scrape(ctx)

@@ -103,6 +103,24 @@ type Timeouts struct {
 	// SequenceQuiet is how long a converged, healthy world must stay quiet
 	// after a step of the generated sequences: no reconcile, no status write.
 	SequenceQuiet time.Duration
+	// Scrape is how often the controller's metrics are read during a
+	// check: often enough to place each reconcile on the timeline.
+	// Measure bounds T.MeasuredMetrics' wait for a scrape that succeeds (a
+	// loaded machine can make one scrape time out, not five seconds of them).
+	Scrape, Measure time.Duration
+	// StuckFor is how long a worker must be seen busy with no reconcile
+	// finishing to be stuck (a pass of a correct controller takes
+	// milliseconds; a loaded machine makes that a second, not five);
+	// StuckConfirm is how long a later check confirms an earlier check's
+	// proof that every worker is stuck.
+	StuckFor, StuckConfirm time.Duration
+	// HotLoopWait lets the first burst after an action settle before a
+	// hundred reconciles since it are called a hot loop.
+	HotLoopWait time.Duration
+	// Workers bounds the runner's wait for the controller's "Starting
+	// workers" log line (controller-runtime prints it once its caches have
+	// synced; on envtest that takes well under a second).
+	Workers time.Duration
 }
 
 // DefaultTimeouts are generous for slow CI machines, except SelfHeal, which
@@ -127,6 +145,12 @@ func DefaultTimeouts() Timeouts {
 		CleanupIdle:   10 * time.Second,
 		NACKHold:      2 * time.Second,
 		SequenceQuiet: 800 * time.Millisecond,
+		Scrape:        100 * time.Millisecond,
+		Measure:       5 * time.Second,
+		StuckFor:      5 * time.Second,
+		StuckConfirm:  time.Second,
+		HotLoopWait:   2 * time.Second,
+		Workers:       20 * time.Second,
 	}
 }
 

@@ -29,7 +29,7 @@ import (
 //     rejects), refusedWrites times with no status written since;
 //   - Reconcile panicking panicLoop times with no status written since;
 //   - a hot loop: hotLoop reconciles or more since the action, still going;
-//   - a worker busy for stuckFor with no reconcile finishing: a Reconcile
+//   - a worker busy for Timeouts.StuckFor with no reconcile finishing: a Reconcile
 //     that never returns.
 //
 // A controller that exited ends the check through its context (the runner
@@ -41,23 +41,12 @@ const (
 	// panicLoop: Reconcile panicked this often with nothing written between.
 	panicLoop = 3
 	// hotLoop is far beyond what a correct controller does after one action
-	// (a pass or two per route, and its status write's echo), and hotLoopWait
-	// lets the first burst after an action settle first.
-	hotLoop     = 100
-	hotLoopWait = 2 * time.Second
+	// (a pass or two per route, and its status write's echo), and
+	// Timeouts.HotLoopWait lets the first burst after an action settle first.
+	hotLoop = 100
 	// hotLoopRecent: the loop must still be running, not a burst that ended.
 	hotLoopRecent = time.Second
 )
-
-// stuckFor is how long a worker must be seen busy with no reconcile
-// finishing to be stuck: a pass of a correct controller takes milliseconds
-// (the proxy answers at once, or hangs up at once when it is down), and a
-// loaded machine makes that a second, not five.
-const stuckFor = 5 * time.Second
-
-// stuckConfirm is how long a check confirms an earlier check's proof that
-// every worker is stuck.
-const stuckConfirm = time.Second
 
 // What a Blocker is.
 const (
@@ -97,11 +86,14 @@ func (p Prior) String() string {
 // check's namespace since the last action, the record's events, and how
 // long the controller's workers have been stuck.
 type doomEvidence struct {
-	primary Primary   // whose writes the controller's log may show refused
-	since   time.Time // the last action (or the check's start)
-	now     time.Time
-	lines   []ctrlproc.Line
-	events  []evidence.Event
+	primary Primary // whose writes the controller's log may show refused
+	// timeouts bound the proofs that need time (StuckFor, StuckConfirm,
+	// HotLoopWait).
+	timeouts Timeouts
+	since    time.Time // the last action (or the check's start)
+	now      time.Time
+	lines    []ctrlproc.Line
+	events   []evidence.Event
 	// noStatusSubresource: the installed CRD has none, so a status write
 	// is answered NotFound although the object exists.
 	noStatusSubresource bool
@@ -134,7 +126,7 @@ func (t *T) doomed(ctx context.Context, now time.Time) (doom, bool) {
 	if a, ok := t.Record.LastAction(now); ok {
 		since = a.At
 	}
-	ev := doomEvidence{primary: t.Primary, since: since, now: now, events: t.Record.Since(since), prior: t.Prior,
+	ev := doomEvidence{primary: t.Primary, timeouts: t.Timeouts, since: since, now: now, events: t.Record.Since(since), prior: t.Prior,
 		noStatusSubresource: t.noStatusSubresource(ctx)}
 	ev.stuck, ev.allStuck = t.activity.stuck()
 	if t.Controller != nil {
@@ -187,10 +179,10 @@ func judge(ev doomEvidence) (doom, bool) {
 		}
 		return d, true
 	}
-	if priorKind == stuckWorkers && ev.allStuck && ev.stuck >= stuckConfirm {
+	if priorKind == stuckWorkers && ev.allStuck && ev.stuck >= ev.timeouts.StuckConfirm {
 		return doom{Proof: ev.prior.String() + " (still stuck here)", Hint: ev.prior.Hint, Prerequisite: true}, true
 	}
-	if ev.stuck >= stuckFor {
+	if ev.stuck >= ev.timeouts.StuckFor {
 		why := fmt.Sprintf("a worker has been busy for %s and no reconcile finished: a call in Reconcile has not returned", ev.stuck.Round(100*time.Millisecond))
 		d := doom{Proof: "Reconcile is stuck: " + why}
 		if ev.allStuck {
@@ -202,7 +194,7 @@ func judge(ev doomEvidence) (doom, bool) {
 		return doom{Proof: fmt.Sprintf("Reconcile panicked %s since the last change and wrote nothing in between (controller-runtime recovers a panic and retries): %s",
 			Times(len(panics)), panicText(panics[len(panics)-1].Text))}, true
 	}
-	if n, recent := reconcilesSince(ev); n >= hotLoop && recent && ev.now.Sub(ev.since) >= hotLoopWait {
+	if n, recent := reconcilesSince(ev); n >= hotLoop && recent && ev.now.Sub(ev.since) >= ev.timeouts.HotLoopWait {
 		return doom{Proof: fmt.Sprintf("the controller reconciled %s in %s since the last change and is still at it: a hot loop "+
 			"(each pass wakes the next one, with nothing in the world changing)",
 			Times(n), ev.now.Sub(ev.since).Round(100*time.Millisecond)),

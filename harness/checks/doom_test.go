@@ -52,7 +52,7 @@ var edgeRoutes = Primary{GVK: schema.GroupVersionKind{Group: "net.10xdev.io", Ve
 
 // evidenceOf lays lines out one every step after the action.
 func evidenceOf(action time.Time, step time.Duration, lines ...string) doomEvidence {
-	ev := doomEvidence{primary: edgeRoutes, since: action, now: action.Add(time.Duration(len(lines)+1) * step)}
+	ev := doomEvidence{timeouts: DefaultTimeouts(), primary: edgeRoutes, since: action, now: action.Add(time.Duration(len(lines)+1) * step)}
 	for i, l := range lines {
 		ev.lines = append(ev.lines, ctrlproc.Line{At: action.Add(time.Duration(i+1) * step), Text: l})
 	}
@@ -96,17 +96,17 @@ func TestAWaitEndsOnTheProofThatItCannotSucceed(t *testing.T) {
 			}(),
 			[]string{"not write its status, as check missing-service found: it is forbidden to update …", "(refused here too)"}, false},
 		{"a Reconcile that never returns, on the only worker",
-			doomEvidence{since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond, allStuck: true},
+			doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond, allStuck: true},
 			[]string{"Reconcile is stuck: a worker has been busy for 5.1s and no reconcile finished"}, true},
 		{"a Reconcile that never returns, while other workers are free",
-			doomEvidence{since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond},
+			doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond},
 			[]string{"Reconcile is stuck"}, false},
 		{"every worker still stuck, after an earlier check proved it",
-			doomEvidence{since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
+			doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
 				prior: &Prior{Check: "missing-service", Blocker: Blocker{Kind: stuckWorkers, Why: "a worker has been busy for 5.1s"}}},
 			[]string{"every worker of the controller is stuck in Reconcile, as check missing-service found", "(still stuck here)"}, false},
 		{"a hot loop", func() doomEvidence {
-			ev := doomEvidence{since: action, now: action.Add(3 * time.Second)}
+			ev := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(3 * time.Second)}
 			for i := range 30 {
 				ev.events = append(ev.events, evidence.Event{At: action.Add(time.Duration(i) * 100 * time.Millisecond),
 					Source: evidence.Controller, Kind: evidence.Reconcile, Count: map[string]int{"success": 4}})
@@ -172,20 +172,20 @@ func TestACorrectControllersEvidenceNeverEndsAWait(t *testing.T) {
 		}()},
 		{"an Event the role does not grant", evidenceOf(action, 10*time.Millisecond, repeat(forbiddenEvent, 5)...)},
 		{"a burst of reconciles that has ended", func() doomEvidence {
-			ev := doomEvidence{since: action, now: action.Add(5 * time.Second), events: reconciles(150, 2*time.Second)}
+			ev := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(5 * time.Second), events: reconciles(150, 2*time.Second)}
 			return ev
 		}()},
 		{"a burst of reconciles in the first moments after the action", func() doomEvidence {
-			ev := doomEvidence{since: action, now: action.Add(time.Second), events: reconciles(150, time.Second)}
+			ev := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(time.Second), events: reconciles(150, time.Second)}
 			return ev
 		}()},
 		{"a restart reconciling every route of a sequence", func() doomEvidence {
-			ev := doomEvidence{since: action, now: action.Add(10 * time.Second), events: reconciles(20, 10*time.Second)}
+			ev := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(10 * time.Second), events: reconciles(20, 10*time.Second)}
 			return ev
 		}()},
-		{"a worker busy for a moment", doomEvidence{since: action, now: action.Add(5 * time.Second), stuck: 4 * time.Second, allStuck: true}},
+		{"a worker busy for a moment", doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(5 * time.Second), stuck: 4 * time.Second, allStuck: true}},
 		{"a worker busy for a moment, after an earlier check found its status writes refused",
-			doomEvidence{since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
+			doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(2 * time.Second), stuck: 1200 * time.Millisecond, allStuck: true,
 				prior: &Prior{Check: "missing-service", Blocker: Blocker{Kind: refusedStatus, Why: "it is forbidden to update …"}}}},
 		{"refusals before the action", func() doomEvidence {
 			ev := evidenceOf(action.Add(-time.Second), 10*time.Millisecond, repeat(forbiddenUpdate, 5)...)
@@ -245,5 +245,31 @@ func TestARefusedWriteIsOneOfThePrimaryKind(t *testing.T) {
 	why, _, ok := refusedWrite(ev.primary, `widgets.example.com \"w\" not found`, true)
 	if !ok || !strings.Contains(why, "although the Widget exists") || !strings.Contains(refusalHint(ev.primary, why), "above the Widget type") {
 		t.Errorf("a Widget without a status subresource: %q, %q", why, refusalHint(ev.primary, why))
+	}
+}
+
+// TestTheProofsThatNeedTimeReadTheStepsTimeouts: StuckFor and HotLoopWait
+// are the run's timeouts, not constants of the proofs.
+func TestTheProofsThatNeedTimeReadTheStepsTimeouts(t *testing.T) {
+	action := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	ev := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(6 * time.Second), stuck: 5100 * time.Millisecond}
+	if _, ok := judge(ev); !ok {
+		t.Fatalf("a worker busy for 5.1 s is stuck by default")
+	}
+	ev.timeouts.StuckFor = 10 * time.Second
+	if d, ok := judge(ev); ok {
+		t.Errorf("with StuckFor 10 s, 5.1 s busy is no proof: %+v", d)
+	}
+	hot := doomEvidence{timeouts: DefaultTimeouts(), since: action, now: action.Add(3 * time.Second)}
+	for i := range 30 {
+		hot.events = append(hot.events, evidence.Event{At: action.Add(time.Duration(i) * 100 * time.Millisecond),
+			Source: evidence.Controller, Kind: evidence.Reconcile, Count: map[string]int{"success": 4}})
+	}
+	if _, ok := judge(hot); !ok {
+		t.Fatalf("120 reconciles in 3 s, still going, are a hot loop by default")
+	}
+	hot.timeouts.HotLoopWait = 10 * time.Second
+	if d, ok := judge(hot); ok {
+		t.Errorf("with HotLoopWait 10 s, 3 s after the action is too soon: %+v", d)
 	}
 }

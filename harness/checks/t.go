@@ -99,8 +99,12 @@ type T struct {
 	noStatus bool
 }
 
-// NewT makes the handle for one run of check id.
+// NewT makes the handle for one run of check id; zero Timeouts are the
+// defaults.
 func NewT(id string, env Env) *T {
+	if env.Timeouts == (Timeouts{}) {
+		env.Timeouts = DefaultTimeouts()
+	}
 	t := &T{Env: env, Record: &evidence.Record{}, id: id, start: time.Now()}
 	t.activity = &activity{t: t}
 	return t

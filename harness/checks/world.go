@@ -32,25 +32,20 @@ func (t *T) Sleep(ctx context.Context, d time.Duration) {
 // place).
 func (t *T) LastMetrics() (ctrlproc.Metrics, bool) { return t.activity.metrics() }
 
-// measureWait bounds how long MeasuredMetrics waits for a scrape that
-// succeeds: a loaded machine can make one scrape time out, not five seconds
-// of them.
-const measureWait = 5 * time.Second
-
-// MeasuredMetrics returns the controller's newest metrics, waiting a little
-// for a scrape that succeeds; the error says that nothing could be measured.
+// MeasuredMetrics returns the controller's newest metrics, waiting up to
+// Timeouts.Measure for a scrape that succeeds; the error says that nothing could be measured.
 // A check that measures (a rate of reconciles, say) fails on that error
 // instead of passing having measured nothing.
 func (t *T) MeasuredMetrics(ctx context.Context) (ctrlproc.Metrics, error) {
-	deadline := time.Now().Add(measureWait)
+	deadline := time.Now().Add(t.Timeouts.Measure)
 	for {
 		if m, ok := t.activity.metrics(); ok {
 			return m, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return ctrlproc.Metrics{}, fmt.Errorf("the controller's metrics could not be read for %s: nothing was measured", measureWait)
+			return ctrlproc.Metrics{}, fmt.Errorf("the controller's metrics could not be read for %s: nothing was measured", t.Timeouts.Measure)
 		}
-		t.Sleep(ctx, scrapeInterval)
+		t.Sleep(ctx, t.Timeouts.Scrape)
 	}
 }
 

@@ -197,11 +197,6 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	return r.waitForWorkers(ctx, started)
 }
 
-// workersTimeout bounds the wait for the controller's "Starting workers" log
-// line (controller-runtime prints it once its caches have synced; on envtest
-// that takes well under a second).
-const workersTimeout = 20 * time.Second
-
 // forbiddenGrace is how long the start waits once a refused request shows.
 const forbiddenGrace = 3 * time.Second
 
@@ -210,7 +205,7 @@ const forbiddenGrace = 3 * time.Second
 // every check would otherwise wait out its timeout on a controller that
 // cannot reconcile at all. Without such evidence the checks run as usual.
 func (r *run) waitForWorkers(ctx context.Context, since time.Time) error {
-	deadline := time.Now().Add(workersTimeout)
+	deadline := time.Now().Add(r.opts.Timeouts.Workers)
 	for {
 		var lines []string
 		for _, l := range r.ctrl.log.Since(since) {
