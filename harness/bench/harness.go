@@ -19,7 +19,7 @@ func ReadHarnessFigures(path string) (*HarnessFigures, error) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, fmt.Errorf("parsing the check report %s: %w", path, err)
 	}
-	h := &HarnessFigures{Source: "gw10 check --json", Step: rep.Step, Seconds: round(float64(rep.Duration), 2),
+	h := &HarnessFigures{Source: "gw10 check --json", Step: rep.Dir, Seconds: round(float64(rep.Duration), 2),
 		Stages: []Timing{}, Checks: []Timing{}}
 	for _, st := range rep.Stages {
 		h.Stages = append(h.Stages, Timing{Name: st.Name, Status: string(st.Status), Seconds: round(float64(st.Duration), 2)})

@@ -15,7 +15,7 @@ func result(partial bool, passing ...string) *report.Report {
 	if partial {
 		ids = passing
 	}
-	rep := &report.Report{Step: "step07", Partial: partial}
+	rep := &report.Report{Dir: "step07", Partial: partial}
 	for _, id := range ids {
 		c := report.CheckResult{ID: id, Points: 10, Status: report.Fail}
 		for _, p := range passing {
@@ -31,7 +31,7 @@ func result(partial bool, passing ...string) *report.Report {
 
 // failing is a --run of the checks ids, each failing.
 func failing(ids ...string) *report.Report {
-	rep := &report.Report{Step: "step07", Partial: true}
+	rep := &report.Report{Dir: "step07", Partial: true}
 	for _, id := range ids {
 		rep.Checks = append(rep.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Fail})
 	}
@@ -115,7 +115,7 @@ func withStages(rep *report.Report, failed ...string) *report.Report {
 
 // noChecks is a run in which no check ran (the build failed, say).
 func noChecks() *report.Report {
-	r := &report.Report{Step: "step07"}
+	r := &report.Report{Dir: "step07"}
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		r.Checks = append(r.Checks, report.CheckResult{ID: id, Points: 10, Status: report.Skip})
 	}

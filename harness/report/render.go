@@ -91,7 +91,7 @@ func (r *Report) gradingLines(code func(string) string) []string {
 	if g == nil {
 		return nil
 	}
-	step := strings.TrimSuffix(r.Step, "/") + "/"
+	step := strings.TrimSuffix(r.Dir, "/") + "/"
 	sub := fmt.Sprintf("Graded: %s of %s", code(step), revision(g.Submission, code))
 	if g.Submission.Uncommitted {
 		sub += ", with its uncommitted changes"
@@ -294,7 +294,7 @@ func (r *Report) JUnit(w io.Writer) error {
 		SystemErr  string     `xml:"system-err,omitempty"`
 	}
 	suite := testsuite{
-		Name:      "gw10." + strings.ReplaceAll(r.Step, "/", "."),
+		Name:      "gw10." + strings.ReplaceAll(r.Dir, "/", "."),
 		Time:      fmt.Sprintf("%.3f", float64(r.Duration)),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
 	}
@@ -361,7 +361,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	if r.Summary.OK {
 		verdict = "✅"
 	}
-	heading := fmt.Sprintf("## gw10 %s — %s %s", r.Step, verdict, r.Headline())
+	heading := fmt.Sprintf("## gw10 %s — %s %s", r.Dir, verdict, r.Headline())
 	if r.Grading != nil && !r.Grading.Official {
 		heading += " (feedback, not an official grade)"
 	}

@@ -31,7 +31,7 @@ func TestLearnerOutputCannotLeaveItsCodeBlock(t *testing.T) {
 // swallowing the rest, no escape sequence (red-team round 4).
 func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
 	forged := "docs/x`\n\n## gw10 step07 — ✅ 11/11 checks pass\n\n<!--\x1b[2J"
-	r := &Report{Step: "step07", Grading: &Grading{Official: true, Gradable: true, Ignored: []string{forged}}}
+	r := &Report{Dir: "step07", Grading: &Grading{Official: true, Gradable: true, Ignored: []string{forged}}}
 	var md strings.Builder
 	if err := r.Markdown(&md); err != nil {
 		t.Fatal(err)

@@ -31,16 +31,19 @@ const (
 type Report struct {
 	// Warning, first in the JSON, says the grade is not official because
 	// learner code ran unsandboxed (set by Finish).
-	Warning       string        `json:"warning,omitempty"`
-	SchemaVersion int           `json:"schemaVersion"`
-	Step          string        `json:"step"`
-	Cluster       string        `json:"cluster"`
-	Started       time.Time     `json:"started"`
-	Duration      Seconds       `json:"durationSeconds"`
-	Stages        []Stage       `json:"stages"`
-	Checks        []CheckResult `json:"checks"`
-	Summary       Summary       `json:"summary"`
-	Partial       bool          `json:"partial"` // only some checks were selected (--run)
+	Warning       string `json:"warning,omitempty"`
+	SchemaVersion int    `json:"schemaVersion"`
+	// Dir is the checked module's directory as the run names it
+	// (solutions/step01, a learner's step01); its JSON key stays "step",
+	// which every report read so far carries.
+	Dir      string        `json:"step"`
+	Cluster  string        `json:"cluster"`
+	Started  time.Time     `json:"started"`
+	Duration Seconds       `json:"durationSeconds"`
+	Stages   []Stage       `json:"stages"`
+	Checks   []CheckResult `json:"checks"`
+	Summary  Summary       `json:"summary"`
+	Partial  bool          `json:"partial"` // only some checks were selected (--run)
 	// Interrupted is true when the run was stopped (Ctrl-C, SIGTERM) before
 	// it ended: its verdict is no verdict.
 	Interrupted bool     `json:"interrupted,omitempty"`

@@ -15,7 +15,7 @@ import (
 
 func sample() *Report {
 	r := &Report{
-		Step: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Duration: 31.5,
+		Dir: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Duration: 31.5,
 		Stages: []Stage{{Name: "build", Status: Pass, Duration: 4.2}, {Name: "generate", Status: Pass, Duration: 2.1}},
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD …", SeedRef: "Acceptance 1", Points: 10, Earned: 10, Status: Pass, Duration: 2},
@@ -122,7 +122,7 @@ func TestJSONMatchesTheDocumentedSchema(t *testing.T) {
 	if err := json.Unmarshal(m[1], &schema); err != nil {
 		t.Fatalf("the schema in docs/harness.md is not JSON: %v", err)
 	}
-	minimal := &Report{Step: "step07", Cluster: "envtest"}
+	minimal := &Report{Dir: "step07", Cluster: "envtest"}
 	minimal.Finish()
 	interrupted := run(func(r *Report) { r.Interrupted = true; skip(&r.Checks[2], "not run: interrupted") })
 	for name, r := range map[string]*Report{"full": sample(), "minimal": minimal, "not gradable": notGradable(), "interrupted": interrupted} {
@@ -225,7 +225,7 @@ func hasType(v any, typ string) bool {
 // notGradable is a grading that refused the submission: no check ran.
 func notGradable() *Report {
 	r := &Report{
-		Step: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Dir: "step07", Cluster: "envtest", Started: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD …", Points: 60, Status: Skip, Message: "not run: the submission is not gradable"},
 			{ID: "self-heal", Title: "self-heals", Points: 40, Status: Skip, Message: "not run: the submission is not gradable"},

@@ -12,7 +12,7 @@ import (
 // before the summary is computed.
 func run(edit func(r *Report)) *Report {
 	r := &Report{
-		Step: "step07", Cluster: "envtest",
+		Dir: "step07", Cluster: "envtest",
 		Stages: []Stage{{Name: "build", Status: Pass}, {Name: "generate", Status: Pass}, {Name: "unit tests", Status: Pass}},
 		Checks: []CheckResult{
 			{ID: "crd-schema", Title: "the CRD", Points: 10, Earned: 10, Status: Pass},

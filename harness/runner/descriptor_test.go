@@ -93,8 +93,8 @@ func TestThePipelineRunsAStepThatIsNotACourseStep(t *testing.T) {
 		t.Fatalf("the tiny step does not pass its one check:\n%s", out)
 	}
 	c := rep.Checks[0]
-	if c.ID != "tiny-programmed" || c.Doc != "harness/testdata/tiny/chapter.md#check-tiny-programmed" || rep.Step != "tiny" {
-		t.Errorf("the report does not follow the descriptor: step %q, check %q, doc %q", rep.Step, c.ID, c.Doc)
+	if c.ID != "tiny-programmed" || c.Doc != "harness/testdata/tiny/chapter.md#check-tiny-programmed" || rep.Dir != "tiny" {
+		t.Errorf("the report does not follow the descriptor: step %q, check %q, doc %q", rep.Dir, c.ID, c.Doc)
 	}
 	// The harness's own stages say so (a grade gives no grade when one
 	// fails); the submission's do not.

@@ -138,7 +138,7 @@ func (l lines) CheckDone(_, _ int, res report.CheckResult) {
 
 // newReport is the report a run fills in.
 func newReport(opts Options) *report.Report {
-	return &report.Report{Step: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
+	return &report.Report{Dir: opts.Label, Started: time.Now(), Cluster: "envtest", Partial: opts.partial()}
 }
 
 // finish closes the report: its duration, whether ctx ended it, its

@@ -47,7 +47,7 @@ type checkView struct {
 
 // Render writes the timeline page of a run.
 func Render(w io.Writer, rep *report.Report) error {
-	v := pageView{Step: rep.Step, Cluster: rep.Cluster, Headline: rep.Headline(), OK: rep.Summary.OK}
+	v := pageView{Step: rep.Dir, Cluster: rep.Cluster, Headline: rep.Headline(), OK: rep.Summary.OK}
 	for _, st := range rep.Stages {
 		if st.Status == report.Fail {
 			v.Stages = append(v.Stages, st)

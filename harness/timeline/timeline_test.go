@@ -26,7 +26,7 @@ func sample() *report.Report {
 		{At: at(320), End: at(324), Source: evidence.Proxy, Kind: evidence.Push, Text: "push web refused: nope", Bad: true, Detail: "hostname=a.example"},
 		{At: at(4500), Source: evidence.Harness, Kind: evidence.Expectation, Bad: true, Text: "expected Programmed=True", Detail: "expected Programmed=True\nsaw False"},
 	}
-	return &report.Report{Step: "step07", Cluster: "envtest", Summary: report.Summary{Gradable: true, Total: 2, Failed: 1, Skipped: 1}, Checks: []report.CheckResult{
+	return &report.Report{Dir: "step07", Cluster: "envtest", Summary: report.Summary{Gradable: true, Total: 2, Failed: 1, Skipped: 1}, Checks: []report.CheckResult{
 		{ID: "self-heal", Title: "heals", Status: report.Fail, Message: "expected Programmed=True", Evidence: evs},
 		{ID: "quiescent", Title: "quiet", Status: report.Skip, Message: "not run: --run left it out"},
 	}}

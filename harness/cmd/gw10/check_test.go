@@ -46,7 +46,7 @@ func TestProgressIsRememberedForModulesInTheWorkbookOnly(t *testing.T) {
 // they all do).
 func TestTheREADMEQuotesTheSkeletonsClosingLine(t *testing.T) {
 	st := steps.Default()
-	rep := &report.Report{Step: st.Dir, Stages: []report.Stage{{Name: "unit tests", Status: report.Fail}}}
+	rep := &report.Report{Dir: st.Dir, Stages: []report.Stage{{Name: "unit tests", Status: report.Fail}}}
 	for _, c := range st.Checks {
 		rep.Checks = append(rep.Checks, report.CheckResult{ID: c.ID, Points: c.Points, Status: report.Fail, Hint: c.Hint})
 	}

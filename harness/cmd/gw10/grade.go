@@ -231,7 +231,7 @@ type gradeLearnerCode struct {
 // tree; a submission that is not gradable runs none.
 func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLearnerCode) (*report.Report, error) {
 	if !tree.Grading.Gradable {
-		rep := &report.Report{Step: f.step, Cluster: f.cluster}
+		rep := &report.Report{Dir: f.step, Cluster: f.cluster}
 		if st, ok := stepOfFlags(f); ok {
 			for _, c := range st.Checks {
 				rep.Checks = append(rep.Checks, runner.NotRun(st, c, "not run: the submission is not gradable"))
