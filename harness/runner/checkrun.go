@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -273,24 +274,16 @@ func (r *run) createNamespace(ctx context.Context, c client.Client, id string) (
 	return ns.Name, nil
 }
 
-// deleteNamespace removes what the check created: the step's kinds and the
-// Services one by one first (envtest has no namespace controller, so deleting
-// the namespace alone would leave them, and their routes, behind), then waits
-// for the controller to finish with them, so that the next check starts with
-// a quiet controller.
+// deleteNamespace removes what the check created: the step's Cleanup kinds
+// first, in its order (envtest has no namespace controller, so deleting
+// the namespace alone would leave them, and their routes, behind), then
+// waits for the controller to finish with them, so that the next check
+// starts with a quiet controller.
 func (r *run) deleteNamespace(c client.Client, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeouts.Cleanup)
 	defer cancel()
 	for _, gvk := range r.opts.Step.Cleanup {
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(gvk)
-		_ = c.DeleteAllOf(ctx, obj, client.InNamespace(ns))
-	}
-	svcs := &corev1.ServiceList{}
-	if err := c.List(ctx, svcs, client.InNamespace(ns)); err == nil {
-		for i := range svcs.Items {
-			_ = c.Delete(ctx, &svcs.Items[i])
-		}
+		deleteAllOf(ctx, c, gvk, ns)
 	}
 	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	if !r.stuck() {
@@ -299,4 +292,23 @@ func (r *run) deleteNamespace(c client.Client, ns string) {
 	r.mu.Lock()
 	r.namespaces = append(r.namespaces, ns)
 	r.mu.Unlock()
+}
+
+// deleteAllOf deletes every object of a kind in namespace ns: in one
+// request where the API serves it, else one by one (Services have no
+// deletecollection).
+func deleteAllOf(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, ns string) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if c.DeleteAllOf(ctx, obj, client.InNamespace(ns)) == nil {
+		return
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return
+	}
+	for i := range list.Items {
+		_ = c.Delete(ctx, &list.Items[i])
+	}
 }

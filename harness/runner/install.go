@@ -129,15 +129,15 @@ func (r *run) installCRD(ctx context.Context) error {
 	outlives := r.backend.Outlives()
 	created, err := InstallCRDs(ctx, c, crds, outlives)
 	if err == nil && outlives {
-		// The controller under test watches every namespace.
-		ers := &unstructured.UnstructuredList{}
-		for _, gvk := range r.opts.Step.Cleanup {
-			ers.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if c.List(ctx, ers) == nil && len(ers.Items) > 0 {
-				r.note(fmt.Sprintf("the cluster already has %d %s(s); the controller under test will reconcile them too,\n"+
-					"        so their status may change. Stop any other controller of them (make run) while the checks run.",
-					len(ers.Items), gvk.Kind))
-			}
+		// The controller under test watches every namespace: the objects of
+		// its primary kind already there are its too.
+		gvk := r.opts.Step.Primary.GVK
+		objs := &unstructured.UnstructuredList{}
+		objs.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if c.List(ctx, objs) == nil && len(objs.Items) > 0 {
+			r.note(fmt.Sprintf("the cluster already has %d %s(s); the controller under test will reconcile them too,\n"+
+				"        so their status may change. Stop any other controller of them (make run) while the checks run.",
+				len(objs.Items), gvk.Kind))
 		}
 	}
 	if outlives {

@@ -61,9 +61,11 @@ type Step struct {
 	// Primary.Causes read (step 01: a Service created or deleted).
 	// checks.T.Did refuses a trigger neither declares.
 	Triggers []evidence.Trigger
-	// Cleanup are the namespaced kinds a check may create that the runner
-	// deletes after it, before the namespace (envtest has no namespace
-	// controller to do it).
+	// Cleanup are the namespaced kinds a check may create, its primary kind
+	// included, that the runner deletes after it, in this order, before the
+	// namespace (envtest has no namespace controller to do it). Its only
+	// job: the objects already in a dev cluster the controller under test
+	// will reconcile are read from Primary.
 	Cleanup []schema.GroupVersionKind
 	// HandRun are the chapter's tasks a learner runs by hand against the
 	// dev cluster (make cluster-up prints them), in the chapter's order;

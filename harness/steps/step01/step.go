@@ -28,15 +28,20 @@ func Step() step.Step {
 		Seeds:          fixedSeeds(),
 		Invariants:     invariants(),
 		Primary:        primary(),
-		Cleanup:        []schema.GroupVersionKind{EdgeRouteGVK},
+		// The routes first, then the Services they name.
+		Cleanup: []schema.GroupVersionKind{EdgeRouteGVK, serviceGVK},
 		// The invariants read the Services' comings and goings (serviceAt).
-		Watched:     []schema.GroupVersionKind{{Version: "v1", Kind: "Service"}},
+		Watched:     []schema.GroupVersionKind{serviceGVK},
 		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
 		HandRun:     handRun(),
 		UnitTests:   "^TestConditionsFor$",
 		UnitPackage: "./internal/controller",
 	}
 }
+
+// serviceGVK is the kind step 01's routes name, which its checks create
+// and watch.
+var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 
 // handRun are the chapter's tasks 1 and 2 in its order: the EdgeRoute
 // first, while its Service is missing, and a watch already running when the
