@@ -22,7 +22,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/10xdev/gw10/harness/skeleton"
+	"github.com/10xdev/gw10/harness/region"
 )
 
 // Mutant is one generated mutant: a file of the module replaced.
@@ -91,12 +91,12 @@ type site struct {
 }
 
 func fileMutants(rel string, src []byte) ([]Mutant, error) {
-	regions, err := skeleton.Regions(rel, string(src))
+	regions, err := region.Parse(rel, string(src))
 	if err != nil || len(regions) == 0 {
 		return nil, err
 	}
 	inRegion := func(line int) bool {
-		return slices.ContainsFunc(regions, func(r skeleton.Region) bool { return line > r.Begin && line < r.End })
+		return slices.ContainsFunc(regions, func(r region.Region) bool { return line > r.Begin && line < r.End })
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.ParseComments)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/10xdev/gw10/harness/region"
 )
 
 // Generated are files the diff leaves out: controller-gen writes them from
@@ -227,7 +229,7 @@ func RegionLines(dir string) (map[string][]string, error) {
 		}
 		rel, _ := filepath.Rel(dir, path)
 		rel = filepath.ToSlash(rel)
-		regions, err := Regions(rel, string(data))
+		regions, err := region.Parse(rel, string(data))
 		if err != nil {
 			return err
 		}

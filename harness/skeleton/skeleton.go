@@ -26,6 +26,7 @@ import (
 	"golang.org/x/tools/imports"
 
 	"github.com/10xdev/gw10/harness/gotool"
+	"github.com/10xdev/gw10/harness/region"
 )
 
 // Options say what to generate.
@@ -137,46 +138,9 @@ func transform(rel string, data []byte, opts Options) ([]byte, error) {
 	return out, nil
 }
 
-// Region is one exercise region of a Go file: its ID and the lines of its
-// //gw10:begin and //gw10:end markers (1-based).
-type Region struct {
-	ID         string
-	Begin, End int
-}
-
-// Regions finds the exercise regions of a Go file, and refuses a region
-// that begins inside another, ends without a begin, or is never closed.
-// It is the one parser of the markers: Stub, RegionLines and the
-// generated mutants all read regions through it.
-func Regions(name, src string) ([]Region, error) {
-	var out []Region
-	var cur *Region
-	for n, line := range strings.Split(src, "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(trimmed, "//gw10:begin"):
-			if cur != nil {
-				return nil, fmt.Errorf("%s:%d: region begins inside the region of line %d", name, n+1, cur.Begin)
-			}
-			cur = &Region{ID: directiveText(trimmed, "//gw10:begin"), Begin: n + 1}
-		case strings.HasPrefix(trimmed, "//gw10:end"):
-			if cur == nil {
-				return nil, fmt.Errorf("%s:%d: region end without a begin", name, n+1)
-			}
-			cur.End = n + 1
-			out = append(out, *cur)
-			cur = nil
-		}
-	}
-	if cur != nil {
-		return nil, fmt.Errorf("%s:%d: region is never closed with //gw10:end", name, cur.Begin)
-	}
-	return out, nil
-}
-
 // Stub replaces every exercise region of a Go file with its TODO and stub.
 func Stub(name, src, step string) (string, error) {
-	regions, err := Regions(name, src)
+	regions, err := region.Parse(name, src)
 	if err != nil {
 		return "", err
 	}

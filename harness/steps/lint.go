@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,17 +9,22 @@ import (
 	"strings"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/region"
 	"github.com/10xdev/gw10/harness/step"
 )
 
 // checkRefRE finds the checks a TODO names: "(check: a)" or "(checks: a, b,
-// c)", possibly across the TODO's lines.
-var checkRefRE = regexp.MustCompile(`\(checks?: ([a-z0-9, \-]+)\)`)
+// c)", possibly across the TODO's lines, or after a contract reference in
+// the same parentheses: "(contract: Q-FANOUT; checks: a, b)".
+var checkRefRE = regexp.MustCompile(`(?:\(|; )checks?: ([a-z0-9, \-]+)\)`)
 
 // Lint checks that a step's exercise is consistent, in the spirit of
-// `rustlings dev check`: the descriptor is complete, every check has an
-// anchor in the chapter, every check a //gw10:todo names exists, and region
-// IDs are unique. It returns what is wrong, one line each.
+// `rustlings dev check`, both ways: the descriptor is complete, every check
+// has an anchor in the chapter and is named by a //gw10:todo (a check no
+// TODO leads to is one the learner meets blind), every check a TODO names
+// exists, every region is well formed (region.Parse, the one parser of
+// the markers: none nested, none unclosed) and region IDs are unique. It
+// returns what is wrong, one line each.
 func Lint(root string, st step.Step) []string {
 	var problems []string
 	if err := st.Validate(); err != nil {
@@ -36,28 +40,48 @@ func Lint(root string, st step.Step) []string {
 		}
 	}
 	regions := map[string]string{}
+	named := map[string]bool{}
 	err = filepath.WalkDir(filepath.Join(root, st.SolutionDir), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		problems = append(problems, lintFile(path, rel, st.Checks, regions)...)
+		problems = append(problems, lintFile(path, filepath.ToSlash(rel), st.Checks, regions, named)...)
 		return nil
 	})
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("step %s: reading its solution: %v", st.Name, err))
 	}
+	for _, c := range st.Checks {
+		if !named[c.ID] {
+			problems = append(problems, fmt.Sprintf("step %s: no //gw10:todo of %s names check %s (\"(check: %s)\")", st.Name, st.SolutionDir, c.ID, c.ID))
+		}
+	}
 	return problems
 }
 
-// lintFile checks the regions of one solution file.
-func lintFile(path, rel string, all []checks.Check, regions map[string]string) []string {
-	f, err := os.Open(path)
+// lintFile checks the regions of one solution file and the checks its
+// TODOs name, which it adds to named.
+func lintFile(path, rel string, all []checks.Check, regions map[string]string, named map[string]bool) []string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	defer f.Close()
 	var problems []string
+	found, err := region.Parse(rel, string(data))
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, r := range found {
+		where := fmt.Sprintf("%s:%d", rel, r.Begin)
+		if r.ID == "" {
+			problems = append(problems, where+": a region without an ID")
+		} else if first, dup := regions[r.ID]; dup {
+			problems = append(problems, fmt.Sprintf("%s: region ID %q is used twice (first at %s)", where, r.ID, first))
+		} else {
+			regions[r.ID] = where
+		}
+	}
 	var todo strings.Builder
 	todoLine := 0
 	flush := func() {
@@ -66,6 +90,7 @@ func lintFile(path, rel string, all []checks.Check, regions map[string]string) [
 				if id = strings.TrimSpace(id); id == "" {
 					continue
 				}
+				named[id] = true
 				if _, ok := checks.Find(all, id); !ok {
 					problems = append(problems, fmt.Sprintf("%s:%d: the TODO names check %q, which does not exist (checks: %s)",
 						rel, todoLine, id, checks.IDs(all)))
@@ -74,26 +99,14 @@ func lintFile(path, rel string, all []checks.Check, regions map[string]string) [
 		}
 		todo.Reset()
 	}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "//gw10:todo"):
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "//gw10:todo") {
 			if todo.Len() == 0 {
-				todoLine = n
+				todoLine = n + 1
 			}
 			todo.WriteString(strings.TrimPrefix(line, "//gw10:todo") + " ")
 			continue
-		case strings.HasPrefix(line, "//gw10:begin"):
-			id := strings.TrimSpace(strings.TrimPrefix(line, "//gw10:begin"))
-			where := fmt.Sprintf("%s:%d", rel, n)
-			if id == "" {
-				problems = append(problems, where+": a region without an ID")
-			} else if first, dup := regions[id]; dup {
-				problems = append(problems, fmt.Sprintf("%s: region ID %q is used twice (first at %s)", where, id, first))
-			} else {
-				regions[id] = where
-			}
 		}
 		flush()
 	}

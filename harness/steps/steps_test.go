@@ -1,14 +1,18 @@
 package steps
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/checks"
 )
 
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
@@ -73,6 +77,30 @@ func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
 	}
 	if problems := strings.Join(Lint(tmp, st), "\n"); !strings.Contains(problems, `region ID "watch" is used twice`) {
 		t.Fatalf("a duplicate region ID is not reported:\n%s", problems)
+	}
+	// The markers are read by the skeleton's one parser: a region inside
+	// another, or one never closed, is refused.
+	for name, text := range map[string]string{
+		"nested":   "package controller\n\n//gw10:begin outer\n//gw10:begin inner\n//gw10:end\n//gw10:end\n",
+		"unclosed": "package controller\n\n//gw10:begin open\n",
+	} {
+		if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		problems := strings.Join(Lint(tmp, st), "\n")
+		if !strings.Contains(problems, "bad.go:") || !strings.Contains(problems, "region") {
+			t.Errorf("a %s region is not reported:\n%s", name, problems)
+		}
+	}
+	// Reverse: a check no TODO names is reported.
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
+	other := st
+	other.Checks = append(slices.Clone(st.Checks), checks.Check{ID: "unnamed-check", Title: "t", SeedRef: "s", Hint: "h", LongHint: "l",
+		Run: func(context.Context, *checks.T) {}})
+	if problems := strings.Join(Lint(tmp, other), "\n"); !strings.Contains(problems, "names check unnamed-check") {
+		t.Errorf("a check no TODO names is not reported:\n%s", problems)
 	}
 }
 
