@@ -27,7 +27,7 @@ REF ?=
 # check's design advice.
 ID ?=
 MORE ?=
-# make skeleton: overwrite uncommitted edits of step01/.
+# make skeleton: overwrite uncommitted edits of the learner modules (step01/).
 FORCE ?=
 # make template: where the learner's copy goes (a new directory).
 TEMPLATE_OUT ?= ../gw10-learner
@@ -123,9 +123,10 @@ template: $(GW10) ## Instructors: write a learner's copy of this checkout at UPS
 	@$(GW10) template --out "$$TEMPLATE_OUT" --ref "$$UPSTREAM_REF"
 
 .PHONY: skeleton
-skeleton: $(GW10) ## Regenerate step01/ from solutions/step01/ (maintainers; refuses to overwrite edits).
-	@if [ -z "$$FORCE" ] && [ -n "$$(git status --porcelain -- step01 2>/dev/null)" ]; then \
-	  echo "step01/ has uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
+skeleton: $(GW10) ## Regenerate every step's learner module (step01/) from its solution (maintainers; refuses to overwrite edits).
+	@set -e; dirs="$$($(GW10) steps --field dir)"; \
+	if [ -z "$$FORCE" ] && [ -n "$$(git status --porcelain -- $$dirs 2>/dev/null)" ]; then \
+	  echo "$$dirs: uncommitted changes; regenerating would overwrite them. Commit them or use FORCE=1."; exit 1; fi
 	@$(GW10) skeleton
 
 .PHONY: mutants
