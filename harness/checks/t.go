@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +172,13 @@ func (t *T) Cause(format string, args ...any) {
 		}
 	}
 	t.causes = append(t.causes, msg)
+}
+
+// Causes are the causes added so far (a step's unit tests read them).
+func (t *T) Causes() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.causes)
 }
 
 // Expect is gomega's Expect failing this check.
