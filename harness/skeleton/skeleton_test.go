@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/10xdev/gw10/harness/gotool"
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -121,18 +122,25 @@ func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
 	}
 }
 
-// TestCommittedSkeletonIsUpToDate regenerates the learner module and compares it with
-// the committed one: a solution change without `make skeleton` fails here.
+// TestCommittedSkeletonIsUpToDate regenerates every step's learner module
+// and compares it with the committed one: a solution change without `make
+// skeleton` fails here.
 func TestCommittedSkeletonIsUpToDate(t *testing.T) {
 	ctx := context.Background()
 	gen, err := gotool.Path(ctx, root, "controller-gen")
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) { skeletonIsUpToDate(ctx, t, st, gen) })
+	}
+}
+
+func skeletonIsUpToDate(ctx context.Context, t *testing.T, st step.Step, gen string) {
 	fresh := filepath.Join(t.TempDir(), st.Dir)
 	if err := Generate(ctx, Options{
 		Src: filepath.Join(root, st.SolutionDir), Dst: fresh,
-		FromModule: solutionModule, ToModule: learnerModule, Step: st.Name, ControllerGen: gen,
+		FromModule: st.SolutionModule, ToModule: st.Module, Step: st.Name, ControllerGen: gen,
 	}); err != nil {
 		t.Fatalf("generating the skeleton: %v", err)
 	}
@@ -179,14 +187,21 @@ func files(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
-// TestDiffOfPristineSkeletonShowsOnlyTheExercises: what the skeleton adds is
-// TODO comments and stubs, in the files that have exercise regions.
+// TestDiffOfPristineSkeletonShowsOnlyTheExercises: what each step's
+// skeleton adds is TODO comments and stubs, in the files that have exercise
+// regions.
 func TestDiffOfPristineSkeletonShowsOnlyTheExercises(t *testing.T) {
+	for _, st := range steps.All() {
+		t.Run(st.Name, func(t *testing.T) { diffShowsOnlyTheExercises(t, st) })
+	}
+}
+
+func diffShowsOnlyTheExercises(t *testing.T, st step.Step) {
 	sol := filepath.Join(root, st.SolutionDir)
 	d, err := Diff(DiffOptions{
 		Solution: sol, Learner: filepath.Join(root, st.Dir),
 		SolutionLabel: st.SolutionDir, LearnerLabel: st.Dir,
-		SolutionModule: solutionModule, LearnerModule: learnerModule,
+		SolutionModule: st.SolutionModule, LearnerModule: st.Module,
 	})
 	if err != nil {
 		t.Fatal(err)
