@@ -112,7 +112,7 @@ lint-workflows: ## Lint .github/workflows with the pinned actionlint.
 
 .PHONY: hint
 hint: $(GW10) ## What a check requires and the questions that lead to it (MORE=1: how to build it), a contract clause, or a chapter question: make hint ID=self-heal, ID=S-MISSING, ID=q-owns
-	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; if [ -n "$$MORE" ]; then set -- --more "$$@"; fi; $(GW10) hint "$$@"
+	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; if [ -n "$$MORE" ]; then set -- --more "$$@"; fi; $(GW10) hint --step "$$STEP" "$$@"
 
 .PHONY: diff
 diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed; SUBMISSION=<path|URL> [REF=]: a learner's repository against the skeleton.
