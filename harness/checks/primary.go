@@ -20,6 +20,10 @@ type Primary struct {
 	// Resource is its plural as the API server names it in URLs, RBAC and
 	// errors ("edgeroutes"); its CRD is Resource.Group.
 	Resource string
+	// GoType is how the step's code names the kind's Go type where a hint
+	// quotes it ("netv1.EdgeRoute", as in For(&netv1.EdgeRoute{})); empty:
+	// its Kind.
+	GoType string
 	// Causes are the step's words for what a failed wait's evidence shows
 	// (wait.go): its own triggers and the design they call for. Nil fields
 	// say only what this package can say of any step.
@@ -40,6 +44,14 @@ type Causes struct {
 
 // Kind is how texts name the primary kind: "EdgeRoute".
 func (p Primary) Kind() string { return p.GVK.Kind }
+
+// Type is how hints name the kind's Go type: GoType, or its Kind.
+func (p Primary) Type() string {
+	if p.GoType != "" {
+		return p.GoType
+	}
+	return p.GVK.Kind
+}
 
 // Object names one object of the kind in evidence: "EdgeRoute ns/name".
 func (p Primary) Object(namespace, name string) string {

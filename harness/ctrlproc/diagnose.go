@@ -37,6 +37,10 @@ type Snapshot struct {
 	// watches (crd-schema only creates with dry-run): no reconcile is then
 	// no sign of a reconciler left unregistered.
 	NothingToReconcile bool
+	// Kind and GoType name the kind the controller reconciles in hints
+	// ("EdgeRoute", "netv1.EdgeRoute": the step's checks.Primary); the
+	// harness knows no kind of its own.
+	Kind, GoType string
 }
 
 // Diagnose turns the controller's state into findings, most telling first.
@@ -69,7 +73,7 @@ func Diagnose(s Snapshot) []Finding {
 	if line := first(s.Log, "the server could not find the requested resource"); line != "" && strings.Contains(strings.ToLower(line), "status") {
 		out = append(out, Finding{
 			Cause: "writing the status failed with NotFound: the CRD has no status subresource",
-			Hint:  "add +kubebuilder:subresource:status above the EdgeRoute type (the harness regenerates the CRD from the markers)",
+			Hint:  "add +kubebuilder:subresource:status above the " + s.kind() + " type (the harness regenerates the CRD from the markers)",
 		})
 	}
 	if !s.Exited && first(s.Log, "timed out waiting for cache to be synced") != "" {
@@ -83,7 +87,7 @@ func Diagnose(s Snapshot) []Finding {
 		case s.Metrics.ReconcileTotal == 0 && s.Metrics.ActiveWorkers == 0 && !s.NothingToReconcile:
 			out = append(out, Finding{
 				Cause: "the controller never reconciled anything",
-				Hint:  "is the reconciler registered with the manager (SetupWithManager) with For(&netv1.EdgeRoute{})?",
+				Hint:  "is the reconciler registered with the manager (SetupWithManager) with For(&" + s.goType() + "{})?",
 			})
 		case s.Metrics2 != nil && s.Metrics.ActiveWorkers > 0 && s.Metrics2.ActiveWorkers > 0 &&
 			s.Metrics2.ReconcileTotal == s.Metrics.ReconcileTotal:
@@ -94,6 +98,24 @@ func Diagnose(s Snapshot) []Finding {
 		}
 	}
 	return out
+}
+
+// kind names the reconciled kind in a hint; goType its Go type.
+func (s Snapshot) kind() string {
+	if s.Kind == "" {
+		return "reconciled"
+	}
+	return s.Kind
+}
+
+func (s Snapshot) goType() string {
+	switch {
+	case s.GoType != "":
+		return s.GoType
+	case s.Kind != "":
+		return s.Kind
+	}
+	return "YourKind"
 }
 
 // Forbidden explains each distinct request the API server refused in lines,

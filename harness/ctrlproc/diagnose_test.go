@@ -131,3 +131,28 @@ func TestForbiddenSaysWhetherTheFixIsAMarkerOrADifferentCall(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnosisHintsNameTheStepsKind: the hints name the kind the step's
+// descriptor declares (Snapshot.Kind, GoType), never one of the harness's own.
+func TestDiagnosisHintsNameTheStepsKind(t *testing.T) {
+	notFound := "failed to update status: the server could not find the requested resource (put widgets.example.com w)"
+	hints := func(s Snapshot) string {
+		var out []string
+		for _, f := range Diagnose(s) {
+			out = append(out, f.Hint)
+		}
+		return strings.Join(out, "\n")
+	}
+	got := hints(Snapshot{Log: []string{notFound}, Metrics: &Metrics{}, Kind: "Widget", GoType: "examplev1.Widget"})
+	for _, want := range []string{"above the Widget type", "For(&examplev1.Widget{})"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the hints lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "EdgeRoute") {
+		t.Errorf("a Widget step's hints name EdgeRoute:\n%s", got)
+	}
+	if got := hints(Snapshot{Metrics: &Metrics{}, Kind: "Widget"}); !strings.Contains(got, "For(&Widget{})") {
+		t.Errorf("without a Go type the hint names the kind: %s", got)
+	}
+}

@@ -187,7 +187,7 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 		return
 	}
 	lines := r.ctrl.log.Since(since)
-	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role,
+	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role, Kind: r.opts.Step.Primary.Kind(), GoType: r.opts.Step.Primary.Type(),
 		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle)}
 	if p := r.ctrl.current(); p != nil {
 		snap.Exited, snap.ExitText = p.Exited()

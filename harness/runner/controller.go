@@ -237,7 +237,8 @@ func (r *run) waitForWorkers(ctx context.Context, since time.Time) error {
 
 func (r *run) describeStartFailure() string {
 	lines := r.ctrl.log.Last(r.opts.LogLines)
-	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines, Role: r.role})
+	findings := ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: lines, Role: r.role,
+		Kind: r.opts.Step.Primary.Kind(), GoType: r.opts.Step.Primary.Type()})
 	out := ""
 	for _, f := range findings[1:] { // the first is the exit itself, already said
 		out += f.String() + "\n"

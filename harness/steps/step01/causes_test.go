@@ -3,6 +3,8 @@ package step01
 import (
 	"bytes"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +93,17 @@ func onCheckGoroutine(f func()) {
 		f()
 	}()
 	<-done
+}
+
+// TestThePrimarysGoTypeIsTheModulesImport: the diagnosis's hints quote
+// For(&<GoType>{}); the alias is the one the solution imports its API as.
+func TestThePrimarysGoTypeIsTheModulesImport(t *testing.T) {
+	alias, _, _ := strings.Cut(primary().GoType, ".")
+	main, err := os.ReadFile(filepath.Join("..", "..", "..", Step().SolutionDir, "cmd", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := alias + ` "` + Step().SolutionModule + `/api/v1"`; !strings.Contains(string(main), want) {
+		t.Errorf("the solution's main.go does not import %s", want)
+	}
 }

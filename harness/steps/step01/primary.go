@@ -18,6 +18,7 @@ func primary() checks.Primary {
 	return checks.Primary{
 		GVK:      EdgeRouteGVK,
 		Resource: "edgeroutes",
+		GoType:   "netv1.EdgeRoute", // the solution's and the skeleton's import alias
 		Causes:   checks.Causes{NoReconcile: noReconcile, DidNothing: didNothing},
 	}
 }
