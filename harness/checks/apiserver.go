@@ -51,8 +51,9 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 	routes := &unstructured.UnstructuredList{}
 	routes.SetGroupVersionKind(t.Primary.List())
 	if w, err := t.Client.Watch(ctx, routes, client.InNamespace(t.Namespace)); err == nil {
+		stopPrimary := t.FollowPrimary(ctx, w)
 		wg.Add(1)
-		go func() { defer wg.Done(); t.followRoutes(ctx, w) }()
+		go func() { defer wg.Done(); <-ctx.Done(); stopPrimary() }()
 	} else {
 		t.Logf("could not watch %ss in %s: %v", t.Primary.Kind(), t.Namespace, err)
 	}
@@ -68,6 +69,20 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 		go func() { defer wg.Done(); t.followObjects(ctx, gvk.Kind, w) }()
 	}
 	return func() { cancel(); wg.Wait() }
+}
+
+// FollowPrimary records every version of the primary kind's objects that w
+// delivers, until stop: recordAPIServer feeds it the API server's watch of
+// the check's namespace, and a step's cause tests a watch.FakeWatcher, so
+// that a cause reading the status history can be shown to fail without it.
+func (t *T) FollowPrimary(ctx context.Context, w watch.Interface) (stop func()) {
+	if t.api == nil {
+		t.api = &apiserverLog{}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); t.followRoutes(ctx, w) }()
+	return func() { cancel(); <-done }
 }
 
 func (t *T) followRoutes(ctx context.Context, w watch.Interface) {

@@ -2,6 +2,7 @@ package step01
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/proxy"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // causeT is a check's handle on a real proxy stand-in in namespace ns, with
@@ -105,5 +108,49 @@ func TestThePrimarysGoTypeIsTheModulesImport(t *testing.T) {
 	}
 	if want := alias + ` "` + Step().SolutionModule + `/api/v1"`; !strings.Contains(string(main), want) {
 		t.Errorf("the solution's main.go does not import %s", want)
+	}
+}
+
+// TestTheProgrammedOverNACKCauseNeedsAStatusAndTheRefusals: a status that
+// said Programmed=True while the proxy refused every push of the route is
+// the cause; without that status version, or with an ACK among the pushes,
+// there is none.
+func TestTheProgrammedOverNACKCauseNeedsAStatusAndTheRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		programmed, nack bool
+		want             bool
+	}{
+		{"Programmed=True over NACKs", true, true, true},
+		{"no status said Programmed=True", false, true, false},
+		{"the proxy ACKed", true, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ct, do := causeT(t)
+			r := ct.Route("a", "s")
+			if c.nack {
+				ct.Proxy.SetNACK(r.Key(), "port taken")
+			}
+			do(http.MethodPut, "a")
+			fw := watch.NewFake()
+			stop := ct.FollowPrimary(context.Background(), fw)
+			status := "False"
+			if c.programmed {
+				status = "True"
+			}
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"metadata": map[string]any{"name": "a", "namespace": "ns", "generation": int64(1)},
+				"status": map[string]any{"conditions": []any{
+					map[string]any{"type": programmed, "status": status, "reason": "Synced", "observedGeneration": int64(1)},
+				}},
+			}}
+			fw.Add(obj)
+			stop()
+			programmedOverNACK(ct, r)
+			got := strings.Join(ct.Causes(), "\n")
+			if has := strings.Contains(got, "refused every push"); has != c.want {
+				t.Errorf("causes %q: a cause %v, want %v", got, has, c.want)
+			}
+		})
 	}
 }
