@@ -20,25 +20,33 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 )
 
-// runCheck runs one check: its namespace, the controller alive (restarted
-// as a Deployment would if it had exited), the check under its timeout, and
-// the diagnosis when it fails.
+// runCheck runs one check against the run's controller and proxy stand-in
+// (one check at a time).
 func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check) report.CheckResult {
+	return r.runCheckIn(ctx, c, chk, &lane{ctrl: r.ctrl, proxy: r.proxy, prior: r.priorProof()})
+}
+
+// runCheckIn runs one check in its lane: its namespace, the controller
+// alive (restarted as a Deployment would if it had exited), the check under
+// its timeout, and the diagnosis when it fails.
+func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Check, l *lane) report.CheckResult {
 	res := resultOf(r.opts.Step, chk)
 	start := time.Now()
 	var restarted string
-	if exited, how := r.ctrl.current().Exited(); exited {
-		restarted = "the controller had exited (" + how + ") and was restarted for this check"
-		if err := r.ctrl.Start(ctx); err != nil {
-			res.Status, res.Duration = report.Fail, report.Since(start)
-			res.Message = "the controller could not be started again: " + err.Error()
-			r.diagnose(ctx, &res, chk, start)
-			return res
+	if l.ctrl != nil {
+		if exited, how := l.ctrl.current().Exited(); exited {
+			restarted = "the controller had exited (" + how + ") and was restarted for this check"
+			if err := l.ctrl.Start(ctx); err != nil {
+				res.Status, res.Duration = report.Fail, report.Since(start)
+				res.Message = "the controller could not be started again: " + err.Error()
+				r.diagnose(ctx, &res, chk, start, l.ctrl)
+				return res
+			}
 		}
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, r.opts.Timeouts.Check)
 	defer cancel()
-	ns, err := r.createNamespace(checkCtx, c, chk.ID)
+	ns, err := l.namespace(checkCtx, func(ctx context.Context) (string, error) { return r.createNamespace(ctx, c, chk.ID) })
 	if err != nil {
 		res.Status, res.Duration, res.Message = report.Fail, report.Since(start), err.Error()
 		if ctx.Err() != nil {
@@ -46,22 +54,24 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		}
 		return res
 	}
-	defer r.deleteNamespace(c, ns)
+	defer r.deleteNamespace(c, ns, l.ctrl)
 	// A crash ends the check at once, and its waits say why.
 	checkCtx, crashed := context.WithCancelCause(checkCtx)
 	defer crashed(nil)
-	stopWatching := r.endOnCrash(checkCtx, crashed)
-	defer stopWatching()
+	if l.ctrl != nil {
+		stopWatching := r.endOnCrash(checkCtx, crashed, l.ctrl)
+		defer stopWatching()
+	}
 
 	var mu sync.Mutex
 	var neighbours []string
 	defer func() {
-		for _, n := range neighbours {
-			r.deleteNamespace(c, n)
+		for _, n := range append(neighbours, l.unused()...) {
+			r.deleteNamespace(c, n, l.ctrl)
 		}
 	}()
 	newNamespace := func(ctx context.Context) (string, error) {
-		n, err := r.createNamespace(ctx, c, chk.ID)
+		n, err := l.neighbour(ctx, func(ctx context.Context) (string, error) { return r.createNamespace(ctx, c, chk.ID) })
 		if err == nil {
 			mu.Lock()
 			neighbours = append(neighbours, n)
@@ -69,24 +79,28 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 		}
 		return n, err
 	}
-	t := checks.NewT(chk.ID, checks.Env{
-		Client: c, Proxy: r.proxy, Controller: r.ctrl, StepDir: r.opts.StepDir,
+	env := checks.Env{
+		Client: c, Proxy: l.proxy, StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
 		Budget:       r.opts.budget(),
-		Prior:        r.priorProof(),
+		Prior:        l.prior,
 		NewNamespace: newNamespace, Invariants: r.opts.Step.Invariants, Primary: r.opts.Step.Primary, Watched: r.opts.Step.Watched,
 		Triggers: r.opts.Step.Triggers,
 		Probe:    r.probe,
-	})
+	}
+	if l.ctrl != nil { // a nil *controller in the interface would not be nil
+		env.Controller = l.ctrl
+	}
+	t := checks.NewT(chk.ID, env)
 	out := checks.Execute(checkCtx, chk, t)
-	if !out.Failed && checkCtx.Err() == nil && !chk.Probe {
+	if !out.Failed && checkCtx.Err() == nil && !chk.Probe && l.ctrl != nil {
 		// A pass needs the controller alive once the work the check caused
 		// is done: one that exits right after the step a check looks for
 		// (the withdraw, then os.Exit) would pass, and only the next
 		// check would find it gone.
-		r.ctrl.waitQuiet(checkCtx, r.opts.Timeouts.EndQuiet, r.opts.Timeouts.EndQuietLimit)
-		if r.ctrl.exitedWithin(checkCtx, r.opts.Timeouts.EndAlive) {
-			_, how := r.ctrl.current().Exited()
+		l.ctrl.waitQuiet(checkCtx, r.opts.Timeouts.EndQuiet, r.opts.Timeouts.EndQuietLimit)
+		if l.ctrl.exitedWithin(checkCtx, r.opts.Timeouts.EndAlive) {
+			_, how := l.ctrl.current().Exited()
 			out.Failed = true
 			out.Message = fmt.Sprintf("the controller exited (%s) during this check, though nothing asked it to stop (in a cluster: a restart, and CrashLoopBackOff)", how)
 		}
@@ -110,12 +124,12 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	if restarted != "" {
 		res.Causes = append(res.Causes, restarted)
 	}
-	r.diagnose(ctx, &res, chk, start)
+	r.diagnose(ctx, &res, chk, start, l.ctrl)
 	if out.Hint != "" && res.Hint == chk.Hint {
 		res.Hint = out.Hint // the proof that ended a wait knows better than the check
 	}
-	if !chk.Probe {
-		r.focusLog(&res, ns, start)
+	if !chk.Probe && l.ctrl != nil {
+		r.focusLog(&res, ns, start, l.ctrl)
 	}
 	return res
 }
@@ -138,6 +152,10 @@ func (r *run) keepBlocker(chk checks.Check, out checks.Outcome) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.blockers == nil {
+		r.blockers = map[string]checks.Blocker{}
+	}
+	r.blockers[chk.ID] = *out.Blocker
 	if r.prior == nil {
 		r.prior = &checks.Prior{Check: chk.ID, Blocker: *out.Blocker}
 	}
@@ -152,7 +170,7 @@ func (r *run) stuck() bool {
 
 // endOnCrash ends the check at once when the controller exits on its own,
 // with the exit as its cause, instead of waiting for every timeout.
-func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc, ctrl *controller) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
@@ -160,8 +178,8 @@ func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc) (s
 		for {
 			select {
 			case <-t.C:
-				if r.ctrl.crashed() {
-					_, how := r.ctrl.current().Exited()
+				if ctrl.crashed() {
+					_, how := ctrl.current().Exited()
 					cancel(fmt.Errorf("the controller exited (%s)", how))
 					return
 				}
@@ -177,8 +195,8 @@ func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc) (s
 
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
-func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time) {
-	if chk.Probe {
+func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time, ctrl *controller) {
+	if chk.Probe || ctrl == nil {
 		// The probe's test called the code; the controller process did
 		// nothing the check looked at, and its log would mislead.
 		if res.Hint == "" {
@@ -186,13 +204,13 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 		}
 		return
 	}
-	lines := r.ctrl.log.Since(since)
+	lines := ctrl.log.Since(since)
 	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role, Kind: r.opts.Step.Primary.Kind(), GoType: r.opts.Step.Primary.Type(),
 		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle)}
-	if p := r.ctrl.current(); p != nil {
+	if p := ctrl.current(); p != nil {
 		snap.Exited, snap.ExitText = p.Exited()
 		if !snap.Exited {
-			snap.Metrics, snap.Metrics2 = r.ctrl.twoScrapes(ctx)
+			snap.Metrics, snap.Metrics2 = ctrl.twoScrapes(ctx)
 		}
 	}
 	for _, f := range ctrlproc.Diagnose(snap) {
@@ -205,7 +223,7 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 		res.Hint = chk.Hint
 	}
 	if res.Logs == nil {
-		res.Logs = ctrlproc.Excerpt(r.ctrl.log.Last(r.opts.LogLines))
+		res.Logs = ctrlproc.Excerpt(ctrl.log.Last(r.opts.LogLines))
 	}
 }
 
@@ -235,9 +253,9 @@ func justStarted(lines []ctrlproc.Line, now time.Time, settle time.Duration) boo
 
 // focusLog keeps the log lines about the check's namespace in its window,
 // with stack frames folded; the run's last lines are the fallback.
-func (r *run) focusLog(res *report.CheckResult, ns string, since time.Time) {
+func (r *run) focusLog(res *report.CheckResult, ns string, since time.Time, ctrl *controller) {
 	var about []string
-	for _, l := range r.ctrl.log.Since(since) {
+	for _, l := range ctrl.log.Since(since) {
 		if strings.Contains(l.Text, ns) || strings.HasPrefix(l.Text, "--- controller") || strings.HasPrefix(l.Text, "panic: ") {
 			about = append(about, l.Text)
 		}
@@ -279,15 +297,15 @@ func (r *run) createNamespace(ctx context.Context, c client.Client, id string) (
 // the namespace alone would leave them, and their routes, behind), then
 // waits for the controller to finish with them, so that the next check
 // starts with a quiet controller.
-func (r *run) deleteNamespace(c client.Client, ns string) {
+func (r *run) deleteNamespace(c client.Client, ns string, ctrl *controller) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeouts.Cleanup)
 	defer cancel()
 	for _, gvk := range r.opts.Step.Cleanup {
 		deleteAllOf(ctx, c, gvk, ns)
 	}
 	_ = c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	if !r.stuck() {
-		r.ctrl.waitQuiet(ctx, r.opts.Timeouts.Idle, r.opts.Timeouts.CleanupIdle)
+	if !r.stuck() && ctrl != nil {
+		ctrl.waitQuiet(ctx, r.opts.Timeouts.Idle, r.opts.Timeouts.CleanupIdle)
 	}
 	r.mu.Lock()
 	r.namespaces = append(r.namespaces, ns)

@@ -194,7 +194,7 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	if err := r.ctrl.Start(ctx); err != nil {
 		return fmt.Errorf("%w\n%s", err, r.describeStartFailure())
 	}
-	return r.waitForWorkers(ctx, started)
+	return r.waitForWorkers(ctx, r.ctrl, started)
 }
 
 // forbiddenGrace is how long the start waits once a refused request shows.
@@ -204,11 +204,11 @@ const forbiddenGrace = 3 * time.Second
 // and its log says why: a watch its role forbids never syncs its cache, and
 // every check would otherwise wait out its timeout on a controller that
 // cannot reconcile at all. Without such evidence the checks run as usual.
-func (r *run) waitForWorkers(ctx context.Context, since time.Time) error {
+func (r *run) waitForWorkers(ctx context.Context, ctrl *controller, since time.Time) error {
 	deadline := time.Now().Add(r.opts.Timeouts.Workers)
 	for {
 		var lines []string
-		for _, l := range r.ctrl.log.Since(since) {
+		for _, l := range ctrl.log.Since(since) {
 			lines = append(lines, l.Text)
 		}
 		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Starting workers") }) {

@@ -31,6 +31,10 @@ type plan struct {
 	checks bool
 	// progress hears of each check; nil prints a line per check on Out.
 	progress Progress
+	// firstAlone runs the first check on the run's controller before the
+	// others side by side (lanes.go): make watch's first is the one being
+	// fixed, whose verdict should come first and at once.
+	firstAlone bool
 }
 
 // Progress hears of each check as it starts and as it ends.
@@ -66,7 +70,7 @@ func (r *run) drive(ctx context.Context, p plan) bool {
 		}
 		return false
 	}
-	r.runChecks(ctx, p.progress)
+	r.runChecks(ctx, p.progress, p.firstAlone)
 	return true
 }
 
@@ -88,8 +92,10 @@ func resultOf(st step.Step, chk checks.Check) report.CheckResult {
 // runChecks is the one check loop: the run's checks in their order, each
 // in a namespace of its own, progress told of each (nil: a line per check
 // on Out). A check is skipped when the run was interrupted, or after a
-// failure when the run stops at the first (FailFast).
-func (r *run) runChecks(ctx context.Context, progress Progress) {
+// failure when the run stops at the first (FailFast). When the run can
+// (concurrently), the checks run side by side, each told in their order
+// (inLanes); firstAlone runs the first before them, on the run's controller.
+func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool) {
 	c, err := r.adminClient()
 	if err != nil {
 		for _, chk := range r.opts.Checks {
@@ -110,8 +116,23 @@ func (r *run) runChecks(ctx context.Context, progress Progress) {
 		fmt.Fprintln(r.opts.Out)
 		progress = lines{r.opts.Out}
 	}
+	side, why := r.concurrently(ctx)
+	if why != "" {
+		fmt.Fprintf(r.opts.Out, "  note: %s\n", why)
+		if n := len(r.rep.Stages); n > 0 { // the start controller stage's: its binary's flags
+			r.rep.Stages[n-1].Notes = append(r.rep.Stages[n-1].Notes, why)
+		}
+	}
 	n := len(r.opts.Checks)
 	for i, chk := range r.opts.Checks {
+		if side && (i > 0 || !firstAlone) {
+			r.stopSharedController()
+			rest := r.inLanes(ctx, c, r.opts.Checks[i:], r.priorProof(),
+				func(j int) { progress.CheckStarted(i+j, n, r.opts.Checks[i+j]) },
+				func(j int, res report.CheckResult) { progress.CheckDone(i+j, n, res) })
+			r.rep.Checks = append(r.rep.Checks, rest...)
+			return
+		}
 		if ctx.Err() != nil {
 			r.rep.Checks = append(r.rep.Checks, NotRun(r.opts.Step, chk, "not run: interrupted"))
 			continue

@@ -99,7 +99,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	if keyErr == nil && key == l.generatedFrom {
 		r.generated = "no marker, api/ or generated file changed"
 	}
-	p := plan{checks: true, progress: progress, built: func(ok bool) {
+	p := plan{checks: true, progress: progress, firstAlone: true, built: func(ok bool) {
 		previousEnded() // before the CRD and the role change under it
 		if ok && r.generated == "" {
 			l.generatedFrom, _ = generateKey(opts)

@@ -87,6 +87,11 @@ type Options struct {
 	// next run, in <Root>/.gw10/cache (make check, make watch: see
 	// stagecache.go); never in a grade (Sandbox). Off, every stage runs.
 	StageCache bool
+	// Lanes is how many checks run at once, each with a controller process
+	// and a proxy stand-in of its own (make check, make watch: see
+	// lanes.go); 0 or 1: one at a time, on the run's controller (a grade,
+	// make test: their causes and times are the contract).
+	Lanes int
 	// StageTick is how often a stage that is still running says so
 	// (default 10 s: a cold first build is never silent for long).
 	StageTick time.Duration
@@ -225,6 +230,10 @@ type run struct {
 	// prior is a proof a failed check found that holds for the rest of the
 	// run (see keepBlocker).
 	prior *checks.Prior
+	// blockers are the proofs each failed check found that hold for the
+	// rest of the run, by check (the checks that ran concurrently: see
+	// lanes.go).
+	blockers map[string]checks.Blocker
 	// probeBins are the probes' test binaries built in this run, one per
 	// source (see probeBinary): checks sharing a probe build it once.
 	probeBins probeBins

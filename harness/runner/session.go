@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
-	"strings"
-	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,8 +101,5 @@ func (s *Session) Usage() (ctrlproc.Usage, error) {
 // ControllerHasFlag reports whether the controller's binary defines the flag
 // name (without dashes), from its -h output.
 func (s *Session) ControllerHasFlag(ctx context.Context, name string) bool {
-	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(hctx, s.r.ctrl.cfg.Binary, "-h").CombinedOutput()
-	return strings.Contains(string(out), "-"+name+" ") || strings.Contains(string(out), "-"+name+"\n")
+	return hasFlag(ctx, s.r.ctrl.cfg.Binary, name)
 }

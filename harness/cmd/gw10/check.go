@@ -181,7 +181,7 @@ func runnerOptions(ctx context.Context, f checkFlags) (runner.Options, error) {
 	opts := runner.Options{
 		Root: root, Step: st, StepDir: stepDir, Label: filepath.ToSlash(filepath.Clean(f.step)),
 		Checks: selected, Seeds: f.seeds, Budget: budget, Out: os.Stdout, Terminal: isTerminal(os.Stdout), Verbose: f.verbose,
-		StageCache: true,
+		StageCache: true, Lanes: learnerLanes,
 	}
 	if err := selectBackend(ctx, f, &opts); err != nil {
 		return runner.Options{}, err
@@ -212,6 +212,10 @@ func writeReports(rep *report.Report, f checkFlags) error {
 	}
 	return nil
 }
+
+// learnerLanes is how many checks make check runs side by side (see
+// runner.Options.Lanes).
+const learnerLanes = 4
 
 // defaultTimeline is where check writes the timeline; grade writes it to
 // its --out directory.

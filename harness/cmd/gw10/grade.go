@@ -271,6 +271,7 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 	}
 	opts.GoEnv = append(opts.GoEnv, goEnv...)
 	opts.StageCache = false // a grade runs every stage, sandboxed or not
+	opts.Lanes = 0          // and its checks one at a time: their causes and times are the contract
 	// A grade runs the step's fixed seeds only: the same code gets the same
 	// sequences, and so the same results, every time it is graded.
 	if len(opts.Seeds) > 0 {

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -36,6 +38,7 @@ func run() error {
 		dataplaneURL     string
 		dataplaneTimeout time.Duration
 		workers          int
+		namespaces       string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to, served as plain HTTP (e.g. 127.0.0.1:8080). Use 0 to disable it.")
@@ -51,6 +54,9 @@ func run() error {
 	flag.IntVar(&workers, "max-concurrent-reconciles", 1,
 		"How many EdgeRoutes are reconciled at once. Each reconcile mostly waits on the proxy and the API server, "+
 			"so a few workers converge many routes faster; one key is never reconciled by two workers at once.")
+	flag.StringVar(&namespaces, "namespaces", "",
+		"Comma-separated namespaces whose objects the manager watches and reconciles; empty: every namespace. "+
+			"(make check runs one manager per check, each on its check's namespaces.)")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -82,6 +88,7 @@ func run() error {
 		LeaderElection:         enableLeaderElec,
 		LeaderElectionID:       "edgeroute.net.10xdev.io",
 		Controller:             config.Controller{MaxConcurrentReconciles: workers},
+		Cache:                  cache.Options{DefaultNamespaces: watchedNamespaces(namespaces)},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -114,4 +121,19 @@ func dataplaneURLOrLogging(u string) string {
 		return "logging (always ACKs)"
 	}
 	return u
+}
+
+// watchedNamespaces is --namespaces as the cache takes it: nil (every
+// namespace) when empty.
+func watchedNamespaces(list string) map[string]cache.Config {
+	if list == "" {
+		return nil
+	}
+	m := map[string]cache.Config{}
+	for _, ns := range strings.Split(list, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			m[ns] = cache.Config{}
+		}
+	}
+	return m
 }
