@@ -55,7 +55,7 @@ func (r *run) drive(ctx context.Context, p plan) bool {
 		p.built(ok)
 	}
 	ok = ok && r.unitStage(ctx, binary) &&
-		(p.cluster == nil || r.harnessStage(ctx, "cluster", p.cluster)) &&
+		(p.cluster == nil || r.startedEarlier(ctx, "cluster", "during the build", p.cluster)) &&
 		r.deploy(ctx, binary)
 	if !p.checks {
 		return ok

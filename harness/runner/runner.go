@@ -329,17 +329,27 @@ func (r *run) makeDir() error {
 // stage runs one pipeline stage of the submission's (its code, markers or
 // CRD can fail it), reports it, and says whether to go on.
 func (r *run) stage(ctx context.Context, name string, f func() error) bool {
-	return r.runStage(ctx, name, false, f)
+	return r.runStage(ctx, name, false, "", f)
 }
 
 // harnessStage runs one of the harness's own stages: nothing a submission
 // holds can fail it (a control plane that does not start on a busy
 // machine), and its report says so (report.Stage.Harness).
 func (r *run) harnessStage(ctx context.Context, name string, f func() error) bool {
-	return r.runStage(ctx, name, true, f)
+	return r.runStage(ctx, name, true, "", f)
 }
 
-func (r *run) runStage(ctx context.Context, name string, harness bool, f func() error) bool {
+// startedEarlier is a harness stage whose work began before its line (the
+// cluster, started while the build runs): its time is only the wait that
+// was left, often 0.0s, and its line says so rather than leave a learner
+// to wonder how a control plane started in no time.
+func (r *run) startedEarlier(ctx context.Context, name, when string, f func() error) bool {
+	return r.runStage(ctx, name, true, "started "+when, f)
+}
+
+// runStage runs a stage and prints its line; aside, when set, follows the
+// time in the line's parentheses.
+func (r *run) runStage(ctx context.Context, name string, harness bool, aside string, f func() error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -356,6 +366,8 @@ func (r *run) runStage(ctx context.Context, name string, harness bool, f func() 
 			st.Detail = "interrupted"
 		}
 		out.end(fmt.Sprintf("FAIL (%s)", st.Duration), false)
+	} else if aside != "" {
+		out.end(fmt.Sprintf("ok (%s; %s)", st.Duration, aside), false)
 	} else {
 		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
 	}
