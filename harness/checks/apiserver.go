@@ -50,10 +50,9 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 
 	routes := &unstructured.UnstructuredList{}
 	routes.SetGroupVersionKind(t.Primary.List())
+	stopPrimary := func() {}
 	if w, err := t.Client.Watch(ctx, routes, client.InNamespace(t.Namespace)); err == nil {
-		stopPrimary := t.FollowPrimary(ctx, w)
-		wg.Add(1)
-		go func() { defer wg.Done(); <-ctx.Done(); stopPrimary() }()
+		stopPrimary = t.FollowPrimary(ctx, w)
 	} else {
 		t.Logf("could not watch %ss in %s: %v", t.Primary.Kind(), t.Namespace, err)
 	}
@@ -68,7 +67,7 @@ func (t *T) recordAPIServer(ctx context.Context) (stop func()) {
 		wg.Add(1)
 		go func() { defer wg.Done(); t.followObjects(ctx, gvk.Kind, w) }()
 	}
-	return func() { cancel(); wg.Wait() }
+	return func() { cancel(); wg.Wait(); stopPrimary() }
 }
 
 // FollowPrimary records every version of the primary kind's objects that w
