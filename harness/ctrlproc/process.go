@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -235,13 +237,70 @@ func exitText(err error) string {
 	return err.Error()
 }
 
+// freePort finds a port the controller can bind a moment later. The port is
+// free when found and released before the controller binds it, so another
+// process may take it in between: the kernel hands out ports of its
+// ephemeral range to every outgoing connection (the harness's clients, the
+// API server's, etcd's), so a port is chosen below that range, where only a
+// listener asking for it by number takes it. A start that still loses its
+// port says so in its log ("address already in use") and is retried (see
+// PortTaken).
 func freePort() (string, error) {
+	low := ephemeralLow()
+	for range 20 {
+		port := portFloor + rand.IntN(low-portFloor)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // taken: try another
+		}
+		addr := ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			return "", fmt.Errorf("releasing port %d: %w", port, err)
+		}
+		return addr, nil
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// portFloor is the lowest port freePort picks: above the ports services
+// usually claim by number.
+const portFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default 32768 when it cannot be read).
+func ephemeralLow() int {
+	const def = 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return def
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return def
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= portFloor+1000 {
+		return def
+	}
+	return low
+}
+
+// PortTaken reports whether lines (a start's log) say the process could
+// not listen on its metrics or probe address because another process had
+// taken it: the harness's doing (see freePort), not the controller's.
+func (p *Process) PortTaken(lines []string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "address already in use") &&
+			(strings.Contains(l, p.MetricsAddr) || strings.Contains(l, p.ProbeAddr)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Log keeps the controller's output: all of it in a file, the recent lines

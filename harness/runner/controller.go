@@ -33,17 +33,66 @@ func (c *controller) current() *ctrlproc.Process {
 	return c.proc
 }
 
-// Start runs a new process and waits until it is ready.
+// Start runs a new process and waits until it is ready. A process that
+// could not listen because another took its port first (the harness picks
+// the ports, see ctrlproc.PortTaken) is started again on other ports; one
+// that exits before it is ready for any other reason fails the start with
+// its last lines (*exitedEarly).
 func (c *controller) Start(ctx context.Context) error {
-	p, err := ctrlproc.Start(ctx, c.cfg, c.log)
-	if err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		since := time.Now()
+		p, err := ctrlproc.Start(ctx, c.cfg, c.log)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.proc = p
+		c.mu.Unlock()
+		err = p.WaitReady(ctx, c.ready)
+		if err == nil {
+			return nil
+		}
+		if exited, _ := p.Exited(); !exited {
+			return err
+		}
+		var lines []string
+		for _, l := range c.log.Since(since) {
+			lines = append(lines, l.Text)
+		}
+		if attempt < startAttempts && p.PortTaken(lines) {
+			c.log.Mark("--- another process took the controller's metrics or probe port before it could listen (the harness's doing, not the controller's): starting it again on other ports ---")
+			continue
+		}
+		return &exitedEarly{err: err, lines: lines}
 	}
-	c.mu.Lock()
-	c.proc = p
-	c.mu.Unlock()
-	return p.WaitReady(ctx, c.ready)
 }
+
+// startAttempts bounds the starts of one Start (see ctrlproc.PortTaken).
+const startAttempts = 3
+
+// exitedEarly is a start whose process exited before it was ready: the
+// error, then the process's own last lines, which say why (a start in the
+// middle of a check shows them nowhere else).
+type exitedEarly struct {
+	err   error
+	lines []string
+}
+
+// exitedEarlyLines is how many of its last lines the error shows.
+const exitedEarlyLines = 8
+
+func (e *exitedEarly) Error() string {
+	lines := ctrlproc.Excerpt(e.lines)
+	if len(lines) > exitedEarlyLines {
+		lines = lines[len(lines)-exitedEarlyLines:]
+	}
+	if len(lines) == 0 {
+		return e.err.Error() + "; it printed nothing"
+	}
+	return e.err.Error() + "; its last lines:\n  | " + strings.Join(lines, "\n  | ")
+}
+
+func (e *exitedEarly) Unwrap() error { return e.err }
 
 // Kill SIGKILLs the current process and waits until it is gone.
 func (c *controller) Kill(context.Context) error {
@@ -192,6 +241,10 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	})
 	started := time.Now()
 	if err := r.ctrl.Start(ctx); err != nil {
+		// The stage's report shows the last lines with the diagnosis.
+		if early, ok := errors.AsType[*exitedEarly](err); ok {
+			err = early.err
+		}
 		return fmt.Errorf("%w\n%s", err, r.describeStartFailure())
 	}
 	return r.waitForWorkers(ctx, r.ctrl, started)

@@ -120,6 +120,7 @@ func (p *planePool) stopAll() {
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeHelper() // the sandbox's tests re-execute this binary as its helper
+	maybeFakeController()
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	writeKillTable()
