@@ -95,10 +95,18 @@ func (p *planePool) acquire(t *testing.T) cluster.Backend {
 	return pl.backend
 }
 
+// planeDirPrefix names the control planes' directories in the temporary
+// directory; each holds an "owner" file with the test process's pid.
+const planeDirPrefix = "gw10-runner-test-"
+
 func (pl *plane) start() error {
-	dir, err := os.MkdirTemp("", "gw10-runner-test-")
+	dir, err := os.MkdirTemp("", planeDirPrefix)
 	if err != nil {
 		return fmt.Errorf("a directory for the control plane: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return fmt.Errorf("marking the control plane's owner: %w", err)
 	}
 	b, err := cluster.NewEnvtestBackend(context.Background(), dir, io.Discard)
 	if err != nil {
@@ -118,9 +126,33 @@ func (p *planePool) stopAll() {
 	}
 }
 
+// stopOrphanPlanes stops the control planes of earlier test processes that
+// ended without stopping them (go test -timeout kills a test binary before
+// TestMain's stopAll): each would hold two cores' worth of kube-apiserver
+// and etcd for the rest of the machine's life.
+func stopOrphanPlanes() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), planeDirPrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "owner"))
+		if err != nil {
+			continue // not marked: not ours to judge
+		}
+		if pid, err := strconv.Atoi(string(b)); err != nil || cluster.Alive(pid) {
+			continue
+		}
+		if n, err := cluster.KillProcessesUnder(dir); err == nil {
+			if n > 0 {
+				fmt.Fprintf(os.Stderr, "stopped %d processes of a control plane an earlier test run left running (%s)\n", n, dir)
+			}
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
 func TestMain(m *testing.M) {
 	sandbox.MaybeHelper() // the sandbox's tests re-execute this binary as its helper
 	maybeFakeController()
+	stopOrphanPlanes()
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	writeKillTable()
