@@ -81,6 +81,13 @@ type Timeouts struct {
 	// (nothing queued, nothing running, no reconcile, no retry pending)
 	// without reaching the expected state, waiting longer will not get it there.
 	Settle time.Duration
+	// PatientSettle ends a patient wait (T.WaitPatiently: work a controller
+	// may do off its queue, on a timer of its own, such as a start-up sweep
+	// retrying a listing the proxy refused) once the controller has run no
+	// reconcile, had no retry pending and sent the proxy no request at all
+	// (no listing, push or withdraw; none in flight) for this long: nothing
+	// it runs is at work, on the queue or off it.
+	PatientSettle time.Duration
 	// TimerSettle replaces Settle while a retry may be pending (the last
 	// reconcile returned an error, Requeue or RequeueAfter): a controller
 	// waiting on a timer is not idle. A retry must come within this bound.
@@ -136,6 +143,9 @@ func DefaultTimeouts() Timeouts {
 		Poll:        100 * time.Millisecond,
 		Settle:      2500 * time.Millisecond,
 		TimerSettle: 15 * time.Second,
+		// A sweep's listing comes once the cache has synced (well under a
+		// second on envtest) and every retry within its backoff's seconds.
+		PatientSettle: 10 * time.Second,
 
 		Idle:          500 * time.Millisecond,
 		EndQuiet:      100 * time.Millisecond,

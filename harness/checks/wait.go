@@ -84,6 +84,9 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 			if d.Blocker != nil {
 				t.setBlocker(*d.Blocker)
 			}
+		case patient && !timer && t.Timeouts.PatientSettle > 0 && quiet >= t.Timeouts.PatientSettle && t.proxyQuietSince(start, now) >= t.Timeouts.PatientSettle:
+			why = fmt.Sprintf("for %s the controller ran no reconcile, had no retry pending and sent the proxy no request (no listing of its routes, no push, no withdraw): nothing it runs is at work on it",
+				t.Timeouts.PatientSettle)
 		case patient:
 		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
 			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
@@ -99,6 +102,23 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 		case <-time.After(t.Timeouts.Poll):
 		}
 	}
+}
+
+// proxyQuietSince is how long, by now, the proxy has had no request (of
+// any kind, about any route) since start, with none in flight; 0 without a
+// proxy (nothing proves it quiet).
+func (t *T) proxyQuietSince(start, now time.Time) time.Duration {
+	if t.Proxy == nil {
+		return 0
+	}
+	last, inFlight := t.Proxy.Activity()
+	if inFlight > 0 {
+		return 0 // the controller waits on an answer
+	}
+	if last.Before(start) {
+		last = start
+	}
+	return now.Sub(last)
 }
 
 // Stays polls cond for d and fails the check the first time it returns an error.

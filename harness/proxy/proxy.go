@@ -80,6 +80,9 @@ type Server struct {
 
 	holds map[Key]*hold // withdraws held in flight (HoldWithdraw)
 
+	inFlight    int       // requests being answered (a held withdraw among them)
+	lastRequest time.Time // the last request's arrival or answer, whichever is later
+
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
@@ -112,9 +115,31 @@ func StartOn(addr string) (*Server, error) {
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
 	mux.HandleFunc("DELETE /v1/routes/{namespace}/{name}", s.delete)
 	mux.HandleFunc("GET /v1/routes", s.list)
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.request(+1)
+		defer s.request(-1)
+		mux.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// request counts a request in (+1) or out (-1).
+func (s *Server) request(d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight += d
+	s.lastRequest = time.Now()
+}
+
+// Activity is when the proxy last got or answered a request of any kind
+// (a push, a withdraw, a listing, for any namespace), and how many it is
+// answering now: what tells a controller at work on the data plane, off
+// its queue as well, from one that does nothing.
+func (s *Server) Activity() (last time.Time, inFlight int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastRequest, s.inFlight
 }
 
 // URL is the base URL to pass as --dataplane-url.

@@ -114,10 +114,16 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	sketch = strings.Replace(sketch, "// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes/status",
 		marker+"\n// +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes/status", 1)
 	write(sketch)
-	rep, out = run("3-checks", []string{"missing-service", "self-heal"})
+	rep, out = run("3-checks", []string{"missing-service", "self-heal", "deleted-while-down"})
 	for _, c := range rep.Checks {
 		if c.ID == "self-heal" && (c.Status != report.Fail || !strings.Contains(strings.Join(c.Causes, "\n"), "the Service event woke no EdgeRoute")) {
 			t.Errorf("run 3: self-heal is %s with causes %q, want a failure saying the Service event woke no EdgeRoute\n%s", c.Status, c.Causes, out)
+		}
+		// The sketch has no sweep and no finalizer: once it has reconciled
+		// nothing and sent the proxy nothing for PatientSettle, the check
+		// ends on that proof, not at its 30 s bound.
+		if c.ID == "deleted-while-down" && (c.Status != report.Fail || !strings.Contains(c.Message, "sent the proxy no request")) {
+			t.Errorf("run 3: deleted-while-down is %s: %q, want a failure proving that nothing is at work\n%s", c.Status, c.Message, out)
 		}
 	}
 

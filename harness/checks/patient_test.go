@@ -1,0 +1,97 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// idleController is a controller that reconciled three times once and does
+// nothing since, and logs nothing.
+type idleController struct{ Controller }
+
+func (idleController) Metrics(context.Context) (ctrlproc.Metrics, error) {
+	return ctrlproc.Metrics{ReconcileTotal: 3, ByResult: map[string]float64{"success": 3}, MaxWorkers: 1}, nil
+}
+
+func (idleController) LogSince(time.Time) []ctrlproc.Line { return nil }
+
+// patientT is a check's T on an idle controller and a proxy stand-in, with
+// short waits.
+func patientT(t *testing.T) (*T, *proxy.Server) {
+	t.Helper()
+	p, err := proxy.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	to := DefaultTimeouts()
+	to.Scrape, to.Poll, to.PatientSettle = 20*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond
+	ct := NewT("patient", Env{Controller: idleController{}, Proxy: p, Namespace: "ns", Timeouts: to})
+	stop := ct.activity.run(context.Background())
+	t.Cleanup(stop)
+	return ct, p
+}
+
+// A patient wait (work a controller may do off its queue: a start-up sweep
+// on a timer of its own) ends once the controller reconciles nothing and
+// sends the proxy nothing for PatientSettle, and goes on while the proxy
+// hears from it — a listing retried, a request held in flight — however
+// idle its queue.
+func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
+	never := func() error { return errors.New("the route is still there") }
+	const within = 3 * time.Second
+
+	t.Run("nothing at work", func(t *testing.T) {
+		ct, _ := patientT(t)
+		start := time.Now()
+		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
+		if err == nil || !strings.Contains(err.Error(), "sent the proxy no request") {
+			t.Fatalf("the wait ended with %v, want the proof that nothing is at work", err)
+		}
+		if d := time.Since(start); d >= within {
+			t.Errorf("the wait took %s: it ran to its bound", d)
+		}
+	})
+
+	t.Run("a sweep listing the proxy's routes", func(t *testing.T) {
+		ct, p := patientT(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			for ctx.Err() == nil {
+				if resp, err := http.Get(p.URL() + "/v1/routes"); err == nil {
+					resp.Body.Close()
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
+		if err == nil || !strings.Contains(err.Error(), "not reached within") {
+			t.Fatalf("the wait ended with %v, want it to run to its bound while the proxy is listed", err)
+		}
+	})
+
+	t.Run("a withdraw held in flight", func(t *testing.T) {
+		ct, p := patientT(t)
+		key := proxy.Key{Namespace: "ns", Name: "r"}
+		p.HoldWithdraw(key)
+		defer p.ReleaseWithdraw(key)
+		go func() {
+			req, _ := http.NewRequest(http.MethodDelete, p.URL()+"/v1/routes/ns/r", nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
+		if err == nil || !strings.Contains(err.Error(), "not reached within") {
+			t.Fatalf("the wait ended with %v, want it to run to its bound while a withdraw is in flight", err)
+		}
+	})
+}
