@@ -80,7 +80,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 			case c.Message != "" && firstLine(c.Message) != oneLine(c):
 				// A failure with neither: its message's first line says
 				// what was seen (the status written one condition at a time).
-				short = append(short, "       observed: "+firstLine(c.Message))
+				short = append(short, "       observed: "+leadLine(c.Message))
 			}
 			continue
 		}
@@ -252,6 +252,25 @@ func stageLine(detail string) string {
 		}
 	}
 	return firstLine(detail)
+}
+
+// leadLine is firstLine, with the line after it when it ends with a colon
+// (what the colon announces: the first of a list of versions, say), in one line.
+func leadLine(text string) string {
+	l := firstLine(text)
+	if !strings.HasSuffix(l, ":") {
+		return l
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for i, x := range lines {
+		if strings.TrimSpace(x) != l || i+1 >= len(lines) {
+			continue
+		}
+		if next := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i+1]), "- ")); next != "" {
+			return l + " " + next
+		}
+	}
+	return strings.TrimSuffix(l, ":")
 }
 
 var fileLineRE = regexp.MustCompile(`\.go:\d+`)

@@ -171,7 +171,7 @@ func TestAFailureWithNoLogOfItsOwnShowsNone(t *testing.T) {
 		fail(&r.Checks[0], "write the status once")
 		r.Checks[0].Message = "probe_test.go:9: two writes in one call"
 		fail(&r.Checks[1], "one generation at a time")
-		r.Checks[1].Message = "EdgeRoute ns/a: its status was written one condition at a time\n  - rv 5: Accepted gen 2, Programmed gen 1"
+		r.Checks[1].Message = "EdgeRoute ns/a: its status was written one condition at a time: readers saw two generations at once:\n  - rv 5: Accepted gen 2, Programmed gen 1"
 	})
 	var out bytes.Buffer
 	r.Terminal(&out)
@@ -179,7 +179,8 @@ func TestAFailureWithNoLogOfItsOwnShowsNone(t *testing.T) {
 	if strings.Contains(got, "controller log") {
 		t.Errorf("a failure with no log of its own speaks of the controller's log:\n%s", got)
 	}
-	if want := "  FAIL self-heal: one generation at a time\n       observed: EdgeRoute ns/a: its status was written one condition at a time\n"; !strings.Contains(got, want) {
+	// A first line that ends with a colon is followed by what it announces.
+	if want := "  FAIL self-heal: one generation at a time\n       observed: EdgeRoute ns/a: its status was written one condition at a time: readers saw two generations at once: rv 5: Accepted gen 2, Programmed gen 1\n"; !strings.Contains(got, want) {
 		t.Errorf("want %q:\n%s", want, got)
 	}
 }
