@@ -44,7 +44,7 @@ completing, and nothing written or reconciled once everything is converged. A fa
 prints the steps up to the one that failed and the seeds; make check
 CHECK_FLAGS="--run sequences --seed A" replays exactly that sequence, as the failure
 prints it (make check runs a short sequence planned from a fresh seed to reach every
-situation of the contract; a grade runs the step's fixed seed at full length, as
+situation of the contract; a grade runs the step's fixed seeds at full length, as
 CHECK_FLAGS="--budget full" does). Memory kept
 across passes (what was pushed, what was withdrawn), a withdraw before every push, a
 finalizer never removed and a retry loop without backoff all fail here.`,
@@ -86,7 +86,7 @@ func runSequence(ctx context.Context, t *checks.T) {
 	seq := sequenceOf(t.Budget, seeds)
 	steps := stepsOf(t.Budget, seq)
 	covered, missed := coverage(seq)
-	t.Logf("%s: seeds %s, %d changes in %d steps; covers: %s", budgetText(t.Budget, len(generateSegments(t.Fixed, segmentLengths(len(t.Fixed))))),
+	t.Logf("%s: seeds %s, %d changes in %d steps; covers: %s", budgetText(t.Budget, t.Fixed, seeds),
 		seedList(seeds), len(seq), len(steps), strings.Join(covered, ", "))
 	if len(missed) > 0 {
 		t.Logf("not covered by these seeds: %s", strings.Join(missed, ", "))
@@ -161,11 +161,19 @@ func sequenceOf(b checks.Budget, seeds []int64) []op {
 	return generateSegments(seeds, segmentLengths(len(seeds)))
 }
 
-// budgetText says which budget ran, and how to run the other.
-func budgetText(b checks.Budget, fullSteps int) string {
+// budgetText says which budget ran, and how to run the other; on the full
+// budget, which of its steps are the grade's (the fixed seeds') and which a
+// later seed's.
+func budgetText(b checks.Budget, fixed, seeds []int64) string {
+	fixedSteps := len(generateSegments(fixed, segmentLengths(len(fixed))))
 	if b == checks.BudgetLearner {
 		return fmt.Sprintf("learner budget (a short sequence planned to reach every situation; make grade runs the fixed seeds' %d steps, "+
-			"and make check CHECK_FLAGS=\"--run sequences --budget full\" runs them and one fresh seed's)", fullSteps)
+			"and make check CHECK_FLAGS=\"--run sequences --budget full\" runs them and one fresh seed's)", fixedSteps)
+	}
+	if len(seeds) > len(fixed) && slices.Equal(seeds[:len(fixed)], fixed) {
+		more := len(generateSegments(seeds, segmentLengths(len(seeds)))) - fixedSteps
+		return fmt.Sprintf("full budget (the grade's %d steps from the fixed seeds %s, then %d from %s)",
+			fixedSteps, seedList(fixed), more, seedList(seeds[len(fixed):]))
 	}
 	return "full budget (the grade's sequences)"
 }

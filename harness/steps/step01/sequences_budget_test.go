@@ -1,0 +1,32 @@
+package step01
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/checks"
+)
+
+// The full budget's line says which of its steps are the grade's and which
+// the fresh seed's: trial 11 could not square "the fixed seeds' 31 steps"
+// with "41 changes in 41 steps".
+func TestTheFullBudgetSaysWhichStepsAreTheGrades(t *testing.T) {
+	fixed := fixedSeeds()
+	fixedSteps := len(generateSegments(fixed, segmentLengths(len(fixed))))
+	seeds := append(append([]int64{}, fixed...), 14476)
+	total := len(generateSegments(seeds, segmentLengths(len(seeds))))
+	got := budgetText(checks.BudgetFull, fixed, seeds)
+	for _, want := range []string{seedList(fixed), "14476", "the grade's " + strconv.Itoa(fixedSteps) + " steps",
+		"then " + strconv.Itoa(total-fixedSteps) + " from"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q does not say %q", got, want)
+		}
+	}
+	if learner := budgetText(checks.BudgetLearner, fixed, seeds); !strings.Contains(learner, "fixed seeds' "+strconv.Itoa(fixedSteps)+" steps") {
+		t.Errorf("the learner's line %q does not give the grade's %d steps", learner, fixedSteps)
+	}
+	if grade := budgetText(checks.BudgetFull, fixed, fixed); grade != "full budget (the grade's sequences)" {
+		t.Errorf("a grade's line is %q", grade)
+	}
+}
