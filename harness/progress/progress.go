@@ -90,7 +90,7 @@ func Update(path string, key Key, rep *report.Report) (string, error) {
 }
 
 // Changes says what rep changed since rec, the record of command's runs:
-// the checks that now pass, those that passed last run and fail now, and for
+// the checks that now pass, those that passed when they last ran and fail now, and for
 // a full run the count against the last full run's. It is empty when there
 // is nothing to compare.
 func Changes(command string, rec *Record, rep *report.Report) string {
@@ -114,7 +114,9 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 		parts = append(parts, names(fixed)+" now "+verb(fixed, "passes", "pass"))
 	}
 	if len(broken) > 0 {
-		parts = append(parts, names(broken)+" passed last run and "+verb(broken, "fails", "fail")+" now")
+		// "When it last ran": the last run may have run no check (a compile
+		// error), and a --run try-out runs only some.
+		parts = append(parts, names(broken)+" "+verb(broken, "passed when it last ran and fails", "passed when they last ran and fail")+" now")
 	}
 	s := rep.Summary
 	if full(rep) && rec.Total > 0 {

@@ -53,12 +53,12 @@ func TestProgressAcrossRuns(t *testing.T) {
 		{"a selection reports what it ran, not totals", result(true, "c"), "Since the last make check: c now passes."},
 		{"a full run after the selection counts against the last full run", result(false, "a", "b", "c"),
 			"Since the last make check: c now passes; 3/5, up from 2/5."},
-		{"a try-out that breaks a check", failing("c"), "Since the last make check: c passed last run and fails now."},
+		{"a try-out that breaks a check", failing("c"), "Since the last make check: c passed when it last ran and fails now."},
 		{"the full run after it compares with the last full run, where c passed too", result(false, "a", "b", "c"),
 			"Since the last make check: still 3/5."},
-		{"a check broken", result(false, "a", "c"), "Since the last make check: b passed last run and fails now; 2/5, down from 3/5."},
+		{"a check broken", result(false, "a", "c"), "Since the last make check: b passed when it last ran and fails now; 2/5, down from 3/5."},
 		{"fixed and broken at once, with the best recalled", result(false, "b"),
-			"Since the last make check: b now passes; a and c passed last run and fail now; 1/5, down from 2/5 (your best: 3/5)."},
+			"Since the last make check: b now passes; a and c passed when they last ran and fail now; 1/5, down from 2/5 (your best: 3/5)."},
 		{"an interrupted run says nothing and records nothing", func() *report.Report {
 			r := result(false, "a", "b", "c", "d", "e")
 			r.Interrupted = true
