@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -114,7 +115,9 @@ func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool)
 	}
 	if progress == nil {
 		fmt.Fprintln(r.opts.Out)
-		progress = lines{r.opts.Out}
+		l := newLines(r.opts.Out)
+		defer l.every(r.opts.StageTick)()
+		progress = l
 	}
 	side, why := r.concurrently(ctx)
 	if why != "" {
@@ -148,13 +151,67 @@ func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool)
 	}
 }
 
-// lines is make check's progress: a line per check as it ends.
-type lines struct{ out io.Writer }
+// lines is make check's progress: a line per check as it ends, in the
+// step's order, and while none has ended for a while, a line that says
+// which one the next verdict waits for (every, as a stage's line does).
+type lines struct {
+	out io.Writer
 
-func (lines) CheckStarted(int, int, checks.Check) {}
+	mu      sync.Mutex
+	started map[int]time.Time // the checks started, by their index
+	ids     map[int]string
+	next    int       // the index of the next verdict to print
+	spoke   time.Time // when a line was last printed
+}
 
-func (l lines) CheckDone(_, _ int, res report.CheckResult) {
+func newLines(out io.Writer) *lines {
+	return &lines{out: out, started: map[int]time.Time{}, ids: map[int]string{}, spoke: time.Now()}
+}
+
+func (l *lines) CheckStarted(i, _ int, chk checks.Check) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.started[i], l.ids[i] = time.Now(), chk.ID
+}
+
+func (l *lines) CheckDone(i, _ int, res report.CheckResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	fmt.Fprintf(l.out, "  %s %-20s %6s  %s\n", strings.ToUpper(string(res.Status)), res.ID, res.Duration, res.Title)
+	l.next, l.spoke = i+1, time.Now()
+}
+
+// every says, each tick with no line printed since the last, that the
+// check whose verdict comes next still runs (the verdicts after it may be
+// known: they print in order). It returns what stops it.
+func (l *lines) every(tick time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				l.still(now, tick)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (l *lines) still(now time.Time, tick time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	began, ok := l.started[l.next]
+	if !ok || now.Sub(l.spoke) < tick {
+		return
+	}
+	fmt.Fprintf(l.out, "  … %s still running (%s)\n", l.ids[l.next], now.Sub(began).Round(time.Second))
+	l.spoke = now
 }
 
 // newReport is the report a run fills in.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
@@ -87,10 +88,34 @@ func TestThePlanDecidesWhatADriveDoes(t *testing.T) {
 // check's progress (lines) of each check's end as the line it always printed.
 func TestMakeChecksProgressIsALinePerCheck(t *testing.T) {
 	var out bytes.Buffer
-	p := lines{&out}
+	p := newLines(&out)
 	p.CheckStarted(0, 1, checks.Check{ID: "one"})
 	p.CheckDone(0, 1, report.CheckResult{ID: "one", Title: "the first", Status: report.Pass, Duration: 1.5})
 	if got, want := out.String(), "  PASS one                    1.5s  the first\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// While no verdict has printed for a tick, a line says which check the next
+// one waits for (in a log or a pipe, nothing else shows that the run is
+// alive); a verdict printed within the tick, or no check started, says
+// nothing more.
+func TestMakeChecksProgressSaysWhichCheckItWaitsFor(t *testing.T) {
+	var out bytes.Buffer
+	p := newLines(&out)
+	start := time.Now()
+	p.CheckStarted(0, 3, checks.Check{ID: "one"})
+	p.CheckStarted(1, 3, checks.Check{ID: "two"})
+	p.CheckDone(0, 3, report.CheckResult{ID: "one", Title: "the first", Status: report.Pass, Duration: 1.5})
+	p.still(start.Add(5*time.Second), 10*time.Second) // a verdict within the tick
+	p.still(start.Add(12*time.Second), 10*time.Second)
+	p.still(start.Add(15*time.Second), 10*time.Second) // said 3 s ago
+	p.CheckDone(1, 3, report.CheckResult{ID: "two", Title: "the second", Status: report.Fail, Duration: 14})
+	p.still(start.Add(40*time.Second), 10*time.Second) // the third never started
+	want := "  PASS one                    1.5s  the first\n" +
+		"  … two still running (12s)\n" +
+		"  FAIL two                   14.0s  the second\n"
+	if got := out.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
