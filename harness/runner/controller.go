@@ -55,10 +55,7 @@ func (c *controller) Start(ctx context.Context) error {
 		if exited, _ := p.Exited(); !exited {
 			return err
 		}
-		var lines []string
-		for _, l := range c.log.Since(since) {
-			lines = append(lines, l.Text)
-		}
+		lines := lineTexts(c.log.Since(since))
 		if attempt < startAttempts && p.PortTaken(lines) {
 			c.log.Mark("--- another process took the controller's metrics or probe port before it could listen (the harness's doing, not the controller's): starting it again on other ports ---")
 			continue
@@ -260,10 +257,7 @@ const forbiddenGrace = 3 * time.Second
 func (r *run) waitForWorkers(ctx context.Context, ctrl *controller, since time.Time) error {
 	deadline := time.Now().Add(r.opts.Timeouts.Workers)
 	for {
-		var lines []string
-		for _, l := range ctrl.log.Since(since) {
-			lines = append(lines, l.Text)
-		}
+		lines := lineTexts(ctrl.log.Since(since))
 		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Starting workers") }) {
 			return nil
 		}

@@ -116,7 +116,8 @@ func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool)
 	if progress == nil {
 		fmt.Fprintln(r.opts.Out)
 		l := newLines(r.opts.Out)
-		defer l.every(r.opts.StageTick)()
+		tick := r.opts.StageTick
+		defer ticking(tick, func(now time.Time) { l.still(now, tick) })()
 		progress = l
 	}
 	side, why := r.concurrently(ctx)
@@ -153,25 +154,29 @@ func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool)
 
 // lines is make check's progress: a line per check as it ends, in the
 // step's order, and while none has ended for a while, a line that says
-// which one the next verdict waits for (every, as a stage's line does).
+// which one the next verdict waits for (still, as a stage's line does).
 type lines struct {
 	out io.Writer
 
 	mu      sync.Mutex
-	started map[int]time.Time // the checks started, by their index
-	ids     map[int]string
-	next    int       // the index of the next verdict to print
-	spoke   time.Time // when a line was last printed
+	started map[int]startedCheck // by the check's index
+	next    int                  // the index of the next verdict to print
+	spoke   time.Time            // when a line was last printed
+}
+
+type startedCheck struct {
+	id string
+	at time.Time
 }
 
 func newLines(out io.Writer) *lines {
-	return &lines{out: out, started: map[int]time.Time{}, ids: map[int]string{}, spoke: time.Now()}
+	return &lines{out: out, started: map[int]startedCheck{}, spoke: time.Now()}
 }
 
 func (l *lines) CheckStarted(i, _ int, chk checks.Check) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.started[i], l.ids[i] = time.Now(), chk.ID
+	l.started[i] = startedCheck{id: chk.ID, at: time.Now()}
 }
 
 func (l *lines) CheckDone(i, _ int, res report.CheckResult) {
@@ -181,36 +186,17 @@ func (l *lines) CheckDone(i, _ int, res report.CheckResult) {
 	l.next, l.spoke = i+1, time.Now()
 }
 
-// every says, each tick with no line printed since the last, that the
-// check whose verdict comes next still runs (the verdicts after it may be
-// known: they print in order). It returns what stops it.
-func (l *lines) every(tick time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				l.still(now, tick)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
+// still says, when no line has been printed for a tick, that the check
+// whose verdict comes next still runs (the verdicts after it may be known:
+// they print in order).
 func (l *lines) still(now time.Time, tick time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	began, ok := l.started[l.next]
+	c, ok := l.started[l.next]
 	if !ok || now.Sub(l.spoke) < tick {
 		return
 	}
-	fmt.Fprintf(l.out, "  … %s still running (%s)\n", l.ids[l.next], now.Sub(began).Round(time.Second))
+	fmt.Fprintf(l.out, "  … %s still running (%s)\n", c.id, now.Sub(c.at).Round(time.Second))
 	l.spoke = now
 }
 

@@ -384,15 +384,23 @@ func (r *run) runStage(ctx context.Context, name string, harness bool, aside str
 // only, so a CI log reads as well as a terminal. stop returns once ticking
 // has stopped.
 func (r *run) tick(out *stageOut, start time.Time) (stop func()) {
+	return ticking(r.opts.StageTick, func(now time.Time) {
+		out.end(fmt.Sprintf("still running (%s)", now.Sub(start).Round(time.Second)), true)
+	})
+}
+
+// ticking calls f with the time every d until stop is called; stop
+// returns once it has stopped (f is not running and will not run again).
+func ticking(d time.Duration, f func(now time.Time)) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(r.opts.StageTick)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
-			case <-t.C:
-				out.end(fmt.Sprintf("still running (%s)", time.Since(start).Round(time.Second)), true)
+			case now := <-t.C:
+				f(now)
 			case <-done:
 				return
 			}
