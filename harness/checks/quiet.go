@@ -122,7 +122,7 @@ func (w QuietWindow) Busy() []string {
 		out = append(out, s)
 	}
 	if n := len(w.Listings); n > 0 {
-		out = append(out, fmt.Sprintf("the controller listed the proxy's routes %s in the %s, with nothing changing",
+		out = append(out, fmt.Sprintf("the controller listed the proxy's routes %s in %s with nothing changing",
 			Times(n), w.Length().Round(10*time.Millisecond)))
 	}
 	if s := w.writeWork(); s != "" {
@@ -182,17 +182,9 @@ func (w QuietWindow) proxyWork() string {
 	if withdraws > 0 {
 		parts = append(parts, Count(withdraws, "withdraw", "withdraws"))
 	}
-	last := w.Proxy[len(w.Proxy)-1]
-	return fmt.Sprintf("the proxy received %s of %s in the %s (the last, %s %s, at %s), with nothing changing",
+	return fmt.Sprintf("the proxy received %s of %s in %s with nothing changing (the last at %s)",
 		strings.Join(parts, " and "), strings.Join(sortedKeys(routes), ", "), w.Length().Round(10*time.Millisecond),
-		verbOf(last), last.Key, last.Received.Format("15:04:05.000"))
-}
-
-func verbOf(ev proxy.Event) string {
-	if ev.Method == http.MethodPut {
-		return "a push of"
-	}
-	return "a withdraw of"
+		w.Proxy[len(w.Proxy)-1].Received.Format("15:04:05.000"))
 }
 
 func (w QuietWindow) writeWork() string {
@@ -200,7 +192,7 @@ func (w QuietWindow) writeWork() string {
 		return ""
 	}
 	last := w.Writes[len(w.Writes)-1]
-	return fmt.Sprintf("the API server saw %s of %s in the %s, with nothing changing; the last: %s",
+	return fmt.Sprintf("the API server saw %s of %s in %s with nothing changing; the last: %s",
 		Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
 }
 
@@ -216,7 +208,7 @@ func (w QuietWindow) requestWork() string {
 		}
 		verbs[what]++
 	}
-	return fmt.Sprintf("the controller sent the API server %s in the %s, with nothing changing (%s)",
+	return fmt.Sprintf("the controller sent the API server %s in %s with nothing changing (%s)",
 		Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
 }
 
@@ -233,9 +225,9 @@ func KernelWork(work ctrlproc.Work, d time.Duration) string {
 	if wakeups <= IdleWork.Wakeups || ran <= IdleWork.Ran {
 		return ""
 	}
-	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second; "+
-		"the kernel's counts, read by the harness from /proc): an idle controller-runtime manager wakes about %.0f times and runs about %s a second, "+
-		"and the harness takes more than %.0f wakeups and %s a second as work on a timer",
+	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
+		"by the kernel's counts in /proc); an idle controller-runtime manager wakes about %.0f times and runs about %s a second, "+
+		"and over %.0f times and %s a second is work on a timer",
 		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), wakeups, ms(ran),
 		idleSeen.Wakeups, ms(idleSeen.Ran), IdleWork.Wakeups, ms(IdleWork.Ran))
 }

@@ -952,7 +952,7 @@ func quietProblems(t *checks.T, w checks.QuietWindow) []string {
 	}
 	busy := w.Busy()
 	for _, b := range busy {
-		p := b + " after the route had converged: a converged controller that works on a timer"
+		p := "after the route had converged, " + b + ": a converged controller that works on a timer"
 		t.Cause("%s", p)
 		problems = append(problems, p)
 	}
