@@ -90,8 +90,8 @@ func Diagnose(s Snapshot) []Finding {
 		switch {
 		case s.Metrics.ReconcileTotal == 0 && s.DoneOutside != "":
 			out = append(out, Finding{
-				Cause: "the controller's /metrics count no reconcile, yet " + s.DoneOutside + ": its /metrics do not show what it does",
-				Hint:  "the harness reads controller-runtime's own metrics on the address --metrics-bind-address names: give it to the manager's Metrics options",
+				Cause: "the controller's /metrics count no reconcile, yet " + s.DoneOutside + ": its work runs outside Reconcile, or its /metrics do not show what it does",
+				Hint:  "serve controller-runtime's own metrics on the address --metrics-bind-address names (the manager's Metrics options), and do the work in Reconcile",
 			})
 		case s.Metrics.ReconcileTotal == 0 && s.Metrics.ActiveWorkers == 0 && !s.NothingToReconcile:
 			out = append(out, Finding{

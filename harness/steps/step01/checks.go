@@ -197,7 +197,7 @@ func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitin
 		observed = append(observed, obs)
 	}
 	for _, b := range busy {
-		t.Cause("%s while %s waited for %s: that is polling", b, who, waitingFor)
+		t.Cause("while %s waited for %s, %s: that is polling", who, waitingFor, b)
 		observed = append(observed, b)
 	}
 	if len(busy) > 0 {

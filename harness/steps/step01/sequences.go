@@ -404,7 +404,7 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world, tally *che
 		}
 		seen = nil
 		if w.Reconciles > 0 {
-			seen = append(seen, fmt.Sprintf("the controller reconciled %d times in %s with nothing changing", w.Reconciles, t.Timeouts.SequenceQuiet))
+			seen = append(seen, fmt.Sprintf("the controller reconciled %s with nothing changing (%s, by its /metrics)", checks.Times(w.Reconciles), checks.ResultList(w.ByResult)))
 		}
 		seen = append(seen, busy...)
 		if len(busy) > 0 {
@@ -413,7 +413,8 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world, tally *che
 			}
 		}
 	}
-	return fmt.Errorf("the world is converged, but %s, and again after it went idle (polling, or a loop)", strings.Join(seen, "; "))
+	return fmt.Errorf("the world is converged, but in a second window of %s after the controller went idle again, %s (polling, or a loop)",
+		t.Timeouts.SequenceQuiet, strings.Join(seen, "; "))
 }
 
 // healthy: the proxy is up and nothing is refused, so nothing is retrying.
