@@ -22,7 +22,7 @@ import (
 //   - the proxy stand-in: a push or withdraw of the window's routes;
 //   - the API server: a write of the window's objects, seen on the
 //     recorder's watch, and every request a front between the controller
-//     and the API server recorded (Env.API), when there is one;
+//     and the API server recorded (Env.APIRequests), when there is one;
 //   - the kernel: the work of the controller's processes (ctrlproc.Work),
 //     read by the harness from /proc, against the figures of an idle
 //     controller-runtime manager (IdleWork).
@@ -348,8 +348,8 @@ func (w *QuietWindow) collect(t *T) {
 			w.Writes = append(w.Writes, ev)
 		}
 	}
-	if t.API != nil {
-		for _, r := range t.API.Requests(w.From, w.To) {
+	if t.APIRequests != nil {
+		for _, r := range t.APIRequests.Requests(w.From, w.To) {
 			if r.Verb != "watch" && slices.Contains(w.Namespaces, r.Namespace) {
 				w.Requests = append(w.Requests, r)
 			}

@@ -246,7 +246,7 @@ func (a apiRecord) Requests(from, to time.Time) []APIRequest {
 func TestAQuietWindowReadsTheFront(t *testing.T) {
 	ct, _ := quietT(t, &lyingController{})
 	now := time.Now()
-	ct.API = apiRecord{
+	ct.APIRequests = apiRecord{
 		{At: now.Add(100 * time.Millisecond), Verb: "get", Namespace: "ns", Resource: "edgeroutes", Name: "quiet"},
 		{At: now.Add(150 * time.Millisecond), Verb: "watch", Namespace: "ns", Resource: "edgeroutes"},
 		{At: now.Add(200 * time.Millisecond), Verb: "get", Namespace: "elsewhere", Resource: "edgeroutes", Name: "x"},

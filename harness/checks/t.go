@@ -76,10 +76,11 @@ type Env struct {
 	// Probe compiles and runs a grader-owned test beside the step's code
 	// (see Probe); nil where the runner gives none.
 	Probe ProbeFunc
-	// API is what a recording front between the controller and the API
-	// server saw (every request, reads and writes that change nothing
-	// included); nil where there is no front. The quiet windows read it.
-	API APIRecord
+	// APIRequests is what a recording front between the controller and
+	// the API server saw (every request, reads and writes that change
+	// nothing included), as the quiet windows read it (WatchQuiet); nil
+	// where there is no front.
+	APIRequests APIRecord
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the
