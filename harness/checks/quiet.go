@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,41 +26,42 @@ import (
 //     and the API server recorded (Env.APIRequests), when there is one;
 //   - the kernel: the work of the controller's processes (ctrlproc.Work),
 //     read by the harness from /proc, against the figures of an idle
-//     controller-runtime manager (IdleWork).
+//     controller-runtime manager (IdleWakeups, IdleRun).
 //
 // The controller's /metrics are still read: a reconcile counted in the
 // window fails it (a controller that admits polling), but a count of 0
 // never outweighs the other sides, since the program under test serves its
 // own /metrics and can say anything there.
 
-// IdleWork are the bounds of a controller with nothing to do, per second of
-// a quiet window: above both, its threads are working on a timer.
+// IdleWakeups and IdleRun are the bounds of a controller with nothing to
+// do, per second of a quiet window: above both, its threads are working on
+// a timer.
 //
-// Measured on the 2-core machine (docs/harness.md, "What the checks require
-// beyond states"), per second, the harness's scrapes paused: the solution
-// idle (a converged route, or a route waiting for its Service) woke 10-25
-// times and ran 0.7-1.6 ms; the solution requeueing every 100 ms, pushing
-// and writing nothing (it remembers what it pushed), woke 54-98 times and
-// ran 4.1-6.9 ms (54-68 wakeups with GOMAXPROCS=1); a RequeueAfter of a
-// second for one waiting route, 22-34 times and 1.7-1.9 ms, which the bounds
-// do not tell from idle.
-var IdleWork = WorkRate{Wakeups: 40, Ran: 2500 * time.Microsecond}
+// Measured on the 2-core machine (docs/harness.md, "Quiet windows"), per
+// second, the harness's scrapes paused: the solution idle (a converged
+// route, or a route waiting for its Service) woke 10-25 times and ran
+// 0.7-1.6 ms; the solution requeueing every 100 ms, pushing and writing
+// nothing (it remembers what it pushed), woke 54-101 times and ran
+// 4.1-7 ms (54-68 wakeups with GOMAXPROCS=1); a RequeueAfter of a second
+// for one waiting route, 22-34 times and 1.7-1.9 ms, which the bounds do
+// not tell from idle.
+const (
+	IdleWakeups = 40
+	IdleRun     = 2500 * time.Microsecond
+)
 
-// idleSeen is what an idle manager was measured doing per second (above),
-// for the failure message.
-var idleSeen = WorkRate{Wakeups: 15, Ran: time.Millisecond}
+// idleWakeupsSeen and idleRunSeen are what an idle manager was measured
+// doing per second (above), for the failure message.
+const (
+	idleWakeupsSeen = 15
+	idleRunSeen     = time.Millisecond
+)
 
 // MinWorkWindow is the shortest quiet window whose kernel figures are
 // judged on their own: over a shorter one, a garbage collection or a
 // watch's keep-alive is a large part of the count. Shorter windows are
 // added up (QuietTally) until they are this long.
 const MinWorkWindow = 2 * time.Second
-
-// WorkRate is work per second of a window.
-type WorkRate struct {
-	Wakeups float64
-	Ran     time.Duration
-}
 
 // APIRequest is one request the controller sent the API server, as a
 // recording front between them saw it.
@@ -213,7 +215,7 @@ func (w QuietWindow) requestWork() string {
 }
 
 // KernelWork says why work done in a window of length d is more than an
-// idle controller does ("" when it is not: at or under IdleWork in either
+// idle controller does ("" when it is not: at or under IdleWakeups or IdleRun
 // figure).
 func KernelWork(work ctrlproc.Work, d time.Duration) string {
 	if d <= 0 {
@@ -222,14 +224,14 @@ func KernelWork(work ctrlproc.Work, d time.Duration) string {
 	secs := d.Seconds()
 	wakeups := float64(work.Wakeups) / secs
 	ran := time.Duration(float64(work.Ran) / secs)
-	if wakeups <= IdleWork.Wakeups || ran <= IdleWork.Ran {
+	if wakeups <= IdleWakeups || ran <= IdleRun {
 		return ""
 	}
 	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
-		"by the kernel's counts in /proc); an idle controller-runtime manager wakes about %.0f times and runs about %s a second, "+
-		"and over %.0f times and %s a second is work on a timer",
+		"by the kernel's counts in /proc); an idle controller-runtime manager wakes about %d times and runs about %s a second, "+
+		"and over %d times and %s a second is work on a timer",
 		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), wakeups, ms(ran),
-		idleSeen.Wakeups, ms(idleSeen.Ran), IdleWork.Wakeups, ms(IdleWork.Ran))
+		idleWakeupsSeen, ms(idleRunSeen), IdleWakeups, ms(IdleRun))
 }
 
 // ms reads a CPU time in milliseconds, with a decimal under 10 ms.
@@ -303,7 +305,7 @@ func Keys(routes ...*Route) []proxy.Key {
 	return out
 }
 
-var errNoController = fmt.Errorf("no controller process to read")
+var errNoController = errors.New("no controller process to read")
 
 // lastMetrics is the newest scrape, which WaitIdle saw succeed.
 func (t *T) lastMetrics() (ctrlproc.Metrics, error) {
@@ -385,7 +387,7 @@ func (q *QuietTally) Add(w QuietWindow) string {
 	work, length, n := q.work, q.length, q.windows
 	*q = QuietTally{}
 	if s := KernelWork(work, length); s != "" {
-		return fmt.Sprintf("over the last %s quiet windows (%s in all), %s", fmt.Sprint(n), length.Round(10*time.Millisecond), s)
+		return fmt.Sprintf("over the last %d quiet windows (%s in all), %s", n, length.Round(10*time.Millisecond), s)
 	}
 	return ""
 }

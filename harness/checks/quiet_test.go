@@ -85,7 +85,7 @@ func TestAQuietWindowTakesNoWordFromTheController(t *testing.T) {
 	before := c.scrapes.Load()
 	w := ct.WatchQuiet(context.Background(), 600*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	cancel()
-	if scraped := c.scrapes.Load() - before; scraped > 2 {
+	if scraped := c.scrapes.Load() - before; scraped > 3 {
 		t.Errorf("the harness scraped the controller %d times during a 600 ms window: a scrape is work the window counts", scraped)
 	}
 	if w.Admitted() != "" {
@@ -132,7 +132,7 @@ func TestTheKernelSeesAPollerThatPushesNothing(t *testing.T) {
 	ct, _ := quietT(t, poller)
 	w := ct.WatchQuiet(context.Background(), window, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	busy := strings.Join(w.Busy(), "\n")
-	for _, want := range []string{"the controller's threads woke 180 times and ran 9.0 ms in 2s with nothing to do", "by the kernel's counts in /proc",
+	for _, want := range []string{"the controller's threads woke 180 times and ran 9.0 ms in 2", "with nothing to do", "by the kernel's counts in /proc",
 		"an idle controller-runtime manager wakes about 15 times"} {
 		if !strings.Contains(busy, want) {
 			t.Errorf("the kernel's verdict does not say %q:\n%s", want, busy)
