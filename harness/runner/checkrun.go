@@ -229,9 +229,17 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 }
 
 // doneOutside says what the proxy and the API server saw the controller do
-// during the check: its pushes, withdraws and status writes ("" for none).
+// during the check, since its current process started (the check's last
+// restart of it, if any: a new process counts from 0): its pushes,
+// withdraws and status writes ("" for none).
 func doneOutside(events []evidence.Event) string {
-	tl := evidence.TallyAfter(events, time.Time{}, "")
+	var since time.Time
+	for _, e := range events {
+		if e.Kind == evidence.Action && (e.Trigger == evidence.Restarted || e.Trigger == evidence.Killed) {
+			since = e.At
+		}
+	}
+	tl := evidence.TallyAfter(events, since, "")
 	var parts []string
 	if n := tl.Pushes + tl.Withdraws; n > 0 {
 		parts = append(parts, "the proxy received "+checks.Count(n, "push or withdraw", "pushes and withdraws"))
