@@ -40,7 +40,7 @@ a route deleted while it was stopped). After each
 step it waits for the controller and checks the whole contract: the conditions of
 every route and their observedGeneration, the proxy's table (every push carrying the
 current spec), no withdraw of a route that should have stayed programmed, deletions
-completing, and nothing written or reconciled once everything is converged. A failure
+completing, and nothing written, pushed or reconciled once everything is converged. A failure
 prints the steps up to the one that failed and the seeds; make check
 CHECK_FLAGS="--run sequences --seed A" replays exactly that sequence, as the failure
 prints it (make check runs a short sequence planned from a fresh seed to reach every
