@@ -4,7 +4,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +41,7 @@ func run() error {
 		dataplaneTimeout time.Duration
 		workers          int
 		namespaces       string
+		driftPeriod      time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"The address the metrics endpoint binds to, served as plain HTTP (e.g. 127.0.0.1:8080). Use 0 to disable it.")
@@ -57,6 +60,9 @@ func run() error {
 	flag.StringVar(&namespaces, "namespaces", "",
 		"Comma-separated namespaces whose objects the manager watches and reconciles; empty: every namespace. "+
 			"(make check runs one manager per check, each on its check's namespaces.)")
+	flag.DurationVar(&driftPeriod, "dataplane-drift-period", controller.DefaultDriftPeriod,
+		"How often the controller compares the proxy's routes with the EdgeRoutes and repairs what differs "+
+			"(a proxy that restarted with an empty table, a route whose EdgeRoute is gone).")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -96,8 +102,10 @@ func run() error {
 
 	ctx := ctrl.SetupSignalHandler() // cancelled on SIGTERM or SIGINT: clean shutdown
 	if err := (&controller.EdgeRouteReconciler{
-		Client:     mgr.GetClient(),
-		Programmer: dp,
+		Client:      mgr.GetClient(),
+		Programmer:  dp,
+		Namespaces:  slices.Collect(maps.Keys(watchedNamespaces(namespaces))),
+		DriftPeriod: driftPeriod,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the EdgeRoute controller: %w", err)
 	}

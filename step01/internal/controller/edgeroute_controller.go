@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +18,12 @@ import (
 type EdgeRouteReconciler struct {
 	client.Client
 	Programmer dataplane.DataPlane // pushes config to the proxy (step 02 / gw-08)
+	// Namespaces are the namespaces the manager's cache watches; empty: every
+	// namespace. The sweep leaves the proxy's routes of other namespaces alone.
+	Namespaces []string
+	// DriftPeriod is how often the controller compares the proxy's routes with
+	// the EdgeRoutes and enqueues the ones that differ; zero: DefaultDriftPeriod.
+	DriftPeriod time.Duration
 }
 
 // +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes,verbs=get;list;watch

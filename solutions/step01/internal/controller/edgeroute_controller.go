@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,6 +29,12 @@ import (
 type EdgeRouteReconciler struct {
 	client.Client
 	Programmer dataplane.DataPlane // pushes config to the proxy (step 02 / gw-08)
+	// Namespaces are the namespaces the manager's cache watches; empty: every
+	// namespace. The sweep leaves the proxy's routes of other namespaces alone.
+	Namespaces []string
+	// DriftPeriod is how often the controller compares the proxy's routes with
+	// the EdgeRoutes and enqueues the ones that differ; zero: DefaultDriftPeriod.
+	DriftPeriod time.Duration
 }
 
 // +kubebuilder:rbac:groups=net.10xdev.io,resources=edgeroutes,verbs=get;list;watch
@@ -143,6 +150,7 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		For(&netv1.EdgeRoute{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.routesFor)).
 		WatchesRawSource(source.Func(r.sweep)).
+		WithOptions(controller.Options{RateLimiter: retryLimiter()}).
 		Named("edgeroute").
 		Complete(r)
 	//gw10:end
@@ -215,6 +223,7 @@ func (r *EdgeRouteReconciler) sweep(ctx context.Context, queue workqueue.TypedRa
 			log.Info("swept the data plane", "orphans", len(orphans))
 			return true, nil
 		})
+		r.watchDataPlane(ctx, queue)
 	}()
 	return nil
 }
@@ -222,6 +231,9 @@ func (r *EdgeRouteReconciler) sweep(ctx context.Context, queue workqueue.TypedRa
 // orphans are the keys of the routes the proxy holds whose EdgeRoute does not
 // exist. The cache answers (it waits for its first list), so a route is an
 // orphan only if the EdgeRoute is absent from a synced view of the cluster.
+// Routes of namespaces the controller does not watch belong to another
+// controller and are left alone; a key the cache cannot answer for is logged
+// and skipped, and the orphans found are still returned.
 func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedName, error) {
 	keys, err := r.Programmer.Routes(ctx)
 	if err != nil {
@@ -229,11 +241,14 @@ func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedNa
 	}
 	var gone []types.NamespacedName
 	for _, key := range keys {
+		if !r.watches(key.Namespace) {
+			continue
+		}
 		switch err := r.Get(ctx, key, &netv1.EdgeRoute{}); {
 		case apierrors.IsNotFound(err):
 			gone = append(gone, key)
 		case err != nil:
-			return nil, fmt.Errorf("reading EdgeRoute %s: %w", key, err)
+			logf.FromContext(ctx).Error(err, "skipping a data plane route whose EdgeRoute cannot be read", "route", key)
 		}
 	}
 	return gone, nil

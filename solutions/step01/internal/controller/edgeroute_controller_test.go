@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -403,17 +404,33 @@ func TestSchemaRejectsInvalidSpecs(t *testing.T) {
 // startManager runs the controller in-process, as main.go wires it, until the test ends.
 func startManager(t *testing.T, dp *fakeDataPlane) {
 	t.Helper()
+	startManagerWith(t, &EdgeRouteReconciler{Programmer: dp})
+}
+
+// startManagerWith runs r in-process, its cache limited to r.Namespaces as
+// main.go's --namespaces limits it, until the test ends.
+func startManagerWith(t *testing.T, r *EdgeRouteReconciler) {
+	t.Helper()
+	var namespaces map[string]cache.Config
+	if len(r.Namespaces) > 0 {
+		namespaces = map[string]cache.Config{}
+		for _, ns := range r.Namespaces {
+			namespaces[ns] = cache.Config{}
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)}, // one manager per test
+		Cache:                  cache.Options{DefaultNamespaces: namespaces},
 	})
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := (&EdgeRouteReconciler{Client: mgr.GetClient(), Programmer: dp}).SetupWithManager(ctx, mgr); err != nil {
+	r.Client = mgr.GetClient()
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		cancel()
 		t.Fatalf("setting up the controller: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 )
@@ -77,7 +78,8 @@ func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) error {
 	return nil
 }
 
-// Routes lists the keys of the routes the proxy holds.
+// Routes lists the keys of the routes the proxy holds; a key that is not
+// namespace/name is logged and left out.
 func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	u := h.base.JoinPath("v1", "routes")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -100,7 +102,9 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	for k := range table {
 		ns, name, err := cache.SplitMetaNamespaceKey(k)
 		if err != nil || ns == "" || name == "" {
-			return nil, fmt.Errorf("the route table from GET %s has a key %q that is not namespace/name", u, k)
+			// Not a route an EdgeRoute controller wrote: someone else's, left alone.
+			logf.FromContext(ctx).Info("skipping a data plane route whose key is not namespace/name", "key", k)
+			continue
 		}
 		keys = append(keys, types.NamespacedName{Namespace: ns, Name: name})
 	}

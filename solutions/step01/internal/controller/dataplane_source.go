@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
+)
+
+// DefaultDriftPeriod is how often the controller compares the proxy's routes
+// with the EdgeRoutes when DriftPeriod is zero.
+const DefaultDriftPeriod = 30 * time.Second
+
+//gw10:begin dataplane-source
+//gw10:todo The proxy can lose its routes while the controller runs (it restarts
+//gw10:todo with an empty table): nothing in the cluster changes, so no watch wakes
+//gw10:todo the controller. Compare the proxy's routes with the EdgeRoutes now and
+//gw10:todo then, and enqueue the keys that differ (contract: Q-DRIFT; check: sequences).
+
+// Per-item retry delays of a failed reconcile: 5 ms doubling up to
+// maxRetryDelay, so a route that failed through a long outage is retried
+// within maxRetryDelay of the proxy coming back (the library's default cap
+// is 1000 s).
+const (
+	baseRetryDelay = 5 * time.Millisecond
+	maxRetryDelay  = 30 * time.Second
+)
+
+// retryLimiter is the queue's per-item backoff of failed reconciles.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](baseRetryDelay, maxRetryDelay)
+}
+
+// watchDataPlane makes the proxy an event source: every DriftPeriod it
+// compares the proxy's routes with the EdgeRoutes, both ways, and enqueues
+// each key that differs. Reconcile then does what it always does for that
+// key: it pushes a route the proxy lost and withdraws one whose EdgeRoute is
+// gone. It returns when ctx ends.
+func (r *EdgeRouteReconciler) watchDataPlane(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	log := logf.FromContext(ctx).WithName("dataplane-drift")
+	period := r.DriftPeriod
+	if period <= 0 {
+		period = DefaultDriftPeriod
+	}
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		keys, err := r.drifted(ctx)
+		if err != nil {
+			log.Error(err, "comparing the data plane with the EdgeRoutes (will retry next period)")
+			continue
+		}
+		for _, key := range keys {
+			queue.Add(reconcile.Request{NamespacedName: key})
+		}
+		if len(keys) > 0 {
+			log.Info("the data plane differs from the EdgeRoutes", "routes", len(keys))
+		}
+	}
+}
+
+// drifted are the keys on which the proxy and the EdgeRoutes disagree: routes
+// the proxy holds whose EdgeRoute is gone, and EdgeRoutes reported
+// Programmed=True whose route the proxy does not hold. A route waiting for
+// its Service is absent on purpose and is not enqueued.
+func (r *EdgeRouteReconciler) drifted(ctx context.Context) ([]types.NamespacedName, error) {
+	keys, err := r.orphans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	held, err := r.Programmer.Routes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inProxy := make(map[types.NamespacedName]bool, len(held))
+	for _, k := range held {
+		inProxy[k] = true
+	}
+	var routes netv1.EdgeRouteList
+	if err := r.List(ctx, &routes); err != nil {
+		return nil, err
+	}
+	for i := range routes.Items {
+		er := &routes.Items[i]
+		key := client.ObjectKeyFromObject(er)
+		if !inProxy[key] && meta.IsStatusConditionTrue(er.Status.Conditions, netv1.ConditionProgrammed) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
+}
+
+//gw10:end
+
+// watches reports whether the controller's cache watches namespace ns.
+func (r *EdgeRouteReconciler) watches(ns string) bool {
+	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, ns)
+}
