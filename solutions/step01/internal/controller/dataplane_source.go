@@ -23,7 +23,7 @@ const DefaultDriftPeriod = 30 * time.Second
 //gw10:todo The proxy can lose its routes while the controller runs (it restarts
 //gw10:todo with an empty table): nothing in the cluster changes, so no watch wakes
 //gw10:todo the controller. Compare the proxy's routes with the EdgeRoutes now and
-//gw10:todo then, and enqueue the keys that differ (contract: Q-DRIFT; check: sequences).
+//gw10:todo then, and enqueue the keys that differ.
 
 // Per-item retry delays of a failed reconcile: 5 ms doubling up to
 // maxRetryDelay, so a route that failed through a long outage is retried

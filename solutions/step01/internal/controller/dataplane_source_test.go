@@ -15,7 +15,7 @@ import (
 	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
 )
 
-// Contract Q-DRIFT: a proxy that loses its routes while the controller runs
+// A proxy that loses its routes while the controller runs
 // (a restart with an empty table) gets them back without any change in the
 // cluster; a route whose EdgeRoute is gone that appears meanwhile is withdrawn.
 func TestRoutesTheProxyLostWhileTheControllerRunsArePushedAgain(t *testing.T) {
