@@ -3,11 +3,18 @@
 // records every request with a timestamp, and can be told to NACK a route or
 // to hold ACKs for a while, so checks can observe the order of push and status.
 //
-//	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
+//	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK
 //	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent, 503 refused (busy: try again)
 //	GET    /v1/routes                                -> JSON table, or 503 while listing is refused
 //
+// Every refusal (4xx, 5xx) answers JSON {"reason": "..."}: the reason is the
+// same for the same refusal. A route whose NACKs carry request ids
+// (SetNACKWithRequestIDs) gets {"reason": "...", "requestId": "..."}, the id
+// new in every answer, as a real proxy's may be.
+//
 // While "down", PUT and DELETE get no answer: the connection is closed.
+// SetReset makes the requests of one route end in a connection reset (a
+// TCP RST: the client's error names its local port, new every attempt).
 // RefuseListing makes GET /v1/routes fail for a while, as a proxy still
 // starting would.
 package proxy
@@ -46,8 +53,9 @@ type Event struct {
 	Route    *Route // PUT only
 	Received time.Time
 	Answered time.Time // when the answer was sent: for a PUT, the ACK or NACK
-	Status   int
-	Reason   string // NACK reason
+	Status   int       // 0: no answer (the proxy down, or the connection reset)
+	Reason   string    // NACK reason
+	Reset    bool      // the connection was reset (SetReset)
 }
 
 // ACKed reports whether a PUT was accepted.
@@ -56,6 +64,8 @@ func (e Event) ACKed() bool { return e.Method == http.MethodPut && e.Status/100 
 // Answer says in a few words what the proxy answered.
 func (e Event) Answer() string {
 	switch {
+	case e.Reset:
+		return "unreachable: connection reset"
 	case e.Status == 0:
 		return "unreachable: connection closed without an answer"
 	case e.Reason != "":
@@ -73,7 +83,9 @@ type Server struct {
 	mu       sync.Mutex
 	routes   map[Key]Route
 	events   []Event
-	nack     map[Key]string
+	nack     map[Key]nack
+	reset    map[Key]bool
+	answers  int // refusals answered: the source of request ids
 	refuse   map[Key]refusal
 	ackDelay time.Duration
 	down     bool
@@ -107,7 +119,8 @@ func StartOn(addr string) (*Server, error) {
 	s := &Server{
 		url:    "http://" + ln.Addr().String(),
 		routes: map[Key]Route{},
-		nack:   map[Key]string{},
+		nack:   map[Key]nack{},
+		reset:  map[Key]bool{},
 		refuse: map[Key]refusal{},
 		holds:  map[Key]*hold{},
 	}
@@ -155,15 +168,44 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// nack is how the pushes of a route are refused.
+type nack struct {
+	reason     string
+	requestIDs bool // each answer carries a new request id
+}
+
 // SetNACK makes every push of key fail with reason; an empty reason ACKs again.
 func (s *Server) SetNACK(key Key, reason string) {
+	s.setNACK(key, nack{reason: reason})
+}
+
+// SetNACKWithRequestIDs makes every push of key fail with reason, each
+// answer with a request id of its own beside it: the same refusal in a body
+// that is never the same twice. An empty reason ACKs again.
+func (s *Server) SetNACKWithRequestIDs(key Key, reason string) {
+	s.setNACK(key, nack{reason: reason, requestIDs: true})
+}
+
+func (s *Server) setNACK(key Key, n nack) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reason == "" {
+	if n.reason == "" {
 		delete(s.nack, key)
 		return
 	}
-	s.nack[key] = reason
+	s.nack[key] = n
+}
+
+// SetReset makes every push and withdraw of key end in a connection reset,
+// with no answer (on), or be answered again (off).
+func (s *Server) SetReset(key Key, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.reset[key] = true
+	} else {
+		delete(s.reset, key)
+	}
 }
 
 // RefuseWithdraws makes the next n withdraws of key fail with 503 and
@@ -322,15 +364,16 @@ func keyOf(r *http.Request) Key {
 }
 
 // hangUp closes the connection without an answer while the proxy is down,
-// and records the attempt.
+// or resets it for a route told to (SetReset), and records the attempt.
 func (s *Server) hangUp(w http.ResponseWriter, r *http.Request, received time.Time) bool {
+	key := keyOf(r)
 	s.mu.Lock()
-	down := s.down
+	down, reset := s.down, s.reset[key]
 	s.mu.Unlock()
-	if !down {
+	if !down && !reset {
 		return false
 	}
-	ev := Event{Method: r.Method, Key: keyOf(r), Received: received, Answered: time.Now()}
+	ev := Event{Method: r.Method, Key: key, Received: received, Answered: time.Now(), Reset: reset && !down}
 	if r.Method == http.MethodPut {
 		route := Route{}
 		if json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&route) == nil {
@@ -342,6 +385,9 @@ func (s *Server) hangUp(w http.ResponseWriter, r *http.Request, received time.Ti
 	s.mu.Unlock()
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
+			if tcp, isTCP := conn.(*net.TCPConn); isTCP && ev.Reset {
+				_ = tcp.SetLinger(0) // close sends a RST, not a FIN
+			}
 			_ = conn.Close()
 			return true
 		}
@@ -362,7 +408,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	delay, reason := s.ackDelay, s.nack[key]
+	delay, refused := s.ackDelay, s.nack[key]
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -373,8 +419,8 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := Event{Method: r.Method, Key: key, Route: &route, Received: received}
 	switch {
-	case reason != "":
-		ev.Status, ev.Reason = http.StatusUnprocessableEntity, reason
+	case refused.reason != "":
+		ev.Status, ev.Reason = http.StatusUnprocessableEntity, refused.reason
 	case route.Hostname == "" || !strings.HasPrefix(route.Prefix, "/") || route.Port < 1 || route.Port > 65535:
 		ev.Status, ev.Reason = http.StatusUnprocessableEntity, fmt.Sprintf("invalid route %+v", route)
 	default:
@@ -386,7 +432,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}
-	s.answer(w, ev)
+	s.answerWith(w, ev, refused.requestIDs)
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
@@ -433,16 +479,41 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 
 // answer records the event (stamped just before the answer goes out, so a
 // status written after the ACK is always later) and sends it.
-func (s *Server) answer(w http.ResponseWriter, ev Event) {
+func (s *Server) answer(w http.ResponseWriter, ev Event) { s.answerWith(w, ev, false) }
+
+// answerWith is answer; a refusal's answer carries a new request id when
+// requestID is set.
+func (s *Server) answerWith(w http.ResponseWriter, ev Event, requestID bool) {
 	ev.Answered = time.Now()
 	s.mu.Lock()
 	s.events = append(s.events, ev)
+	s.answers++
+	n := s.answers
 	s.mu.Unlock()
 	if ev.Reason != "" {
-		http.Error(w, ev.Reason, ev.Status)
+		refuse(w, ev.Status, ev.Reason, requestID, n)
 		return
 	}
 	w.WriteHeader(ev.Status)
+}
+
+// refusalBody is the body of every refusal.
+type refusalBody struct {
+	Reason    string `json:"reason"`
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// refuse answers status with the reason as JSON, and request id n when
+// requestID is set.
+func refuse(w http.ResponseWriter, status int, reason string, requestID bool, n int) {
+	body := refusalBody{Reason: reason}
+	if requestID {
+		body.RequestID = fmt.Sprintf("req-%06d", n)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
@@ -454,7 +525,7 @@ func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
 	if s.refuseList > 0 && now.Sub(s.refusingFrom) < s.refuseList {
 		s.listings = append(s.listings, Listing{At: now, Refused: true})
 		s.mu.Unlock()
-		http.Error(w, "the proxy is starting: its route table cannot be listed yet", http.StatusServiceUnavailable)
+		refuse(w, http.StatusServiceUnavailable, "the proxy is starting: its route table cannot be listed yet", false, 0)
 		return
 	}
 	s.listings = append(s.listings, Listing{At: now})

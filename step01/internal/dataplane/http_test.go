@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,7 +52,9 @@ func TestProgramSendsTheRouteAndTreats2xxAsACK(t *testing.T) {
 
 func TestProgramReturnsTheNACKWithStatusAndReason(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "listener port 8080 conflicts with admin port", http.StatusUnprocessableEntity)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte(`{"reason":"listener port 8080 conflicts with admin port","requestId":"r-41"}`))
 	}))
 	defer srv.Close()
 	h, _ := NewHTTP(srv.URL, time.Second)
@@ -62,8 +66,68 @@ func TestProgramReturnsTheNACKWithStatusAndReason(t *testing.T) {
 	if nack.StatusCode != 422 || nack.Reason != "listener port 8080 conflicts with admin port" {
 		t.Fatalf("got %+v", nack)
 	}
-	if !strings.Contains(err.Error(), "HTTP 422") || !strings.Contains(err.Error(), "conflicts with admin port") {
-		t.Fatalf("error text %q lacks the status or the reason", err)
+	// The log gets the whole answer, request id included.
+	for _, want := range []string{"HTTP 422", "conflicts with admin port", "r-41"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error text %q lacks %q", err, want)
+		}
+	}
+}
+
+// A condition message carries the NACK's Reason, so the same refusal must
+// give the same Reason however the rest of the answer changes.
+func TestTheNACKsReasonIsTheSameForTheSameRefusal(t *testing.T) {
+	n := 0
+	for name, tc := range map[string]struct {
+		answer func(w http.ResponseWriter, n int)
+		want   string
+	}{
+		"a request id beside the reason": {func(w http.ResponseWriter, n int) {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprintf(w, `{"reason":"port reserved","requestId":"r-%d"}`, n)
+		}, "port reserved"},
+		"a text answer": {func(w http.ResponseWriter, n int) {
+			http.Error(w, fmt.Sprintf("port reserved (request r-%d)", n), http.StatusUnprocessableEntity)
+		}, "Unprocessable Entity"},
+		"an empty reason": {func(w http.ResponseWriter, n int) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"reason":" ","requestId":"r-%d"}`, n)
+		}, "Service Unavailable"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			n++
+			tc.answer(w, n)
+		}))
+		h, _ := NewHTTP(srv.URL, time.Second)
+		var reasons []string
+		for range 2 {
+			var nack *NACKError
+			if err := h.Program(context.Background(), route()); !errors.As(err, &nack) {
+				t.Fatalf("%s: want a NACKError, got %v", name, err)
+			} else {
+				reasons = append(reasons, nack.Reason)
+			}
+		}
+		if reasons[0] != tc.want || reasons[1] != tc.want {
+			t.Errorf("%s: reasons %q, want %q twice", name, reasons, tc.want)
+		}
+		srv.Close()
+	}
+}
+
+func TestALongReasonIsCut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		fmt.Fprintf(w, `{"reason":%q}`, strings.Repeat("é", maxReasonBytes))
+	}))
+	defer srv.Close()
+	h, _ := NewHTTP(srv.URL, time.Second)
+	var nack *NACKError
+	if err := h.Program(context.Background(), route()); !errors.As(err, &nack) {
+		t.Fatalf("want a NACKError, got %v", err)
+	}
+	if len(nack.Reason) > maxReasonBytes+len("…") || !utf8.ValidString(nack.Reason) {
+		t.Fatalf("reason of %d bytes (valid UTF-8: %v), want at most %d", len(nack.Reason), utf8.ValidString(nack.Reason), maxReasonBytes)
 	}
 }
 

@@ -49,9 +49,19 @@ func RouteFor(er *netv1.EdgeRoute) Route {
 // NACKError is a push or withdraw the proxy refused.
 type NACKError struct {
 	StatusCode int
-	Reason     string
+	// Reason is why the proxy refused: the "reason" field of its JSON
+	// answer, or the HTTP status text when the answer has none. The same
+	// refusal gives the same Reason, so a condition message may carry it.
+	Reason string
+	// Body is the proxy's whole answer (bounded), for the log: it may carry
+	// what changes from one answer to the next, such as a request id.
+	Body string
 }
 
 func (e *NACKError) Error() string {
-	return fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+	msg := fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+	if e.Body != "" && e.Body != e.Reason {
+		msg += "; its answer: " + e.Body
+	}
+	return msg
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -18,8 +19,10 @@ import (
 )
 
 const (
-	// maxReasonBytes bounds how much of a NACK body ends up in a condition message.
-	maxReasonBytes = 1024
+	// maxAnswerBytes bounds how much of a refusal's answer is read.
+	maxAnswerBytes = 1024
+	// maxReasonBytes bounds the reason a NACKError carries to a condition message.
+	maxReasonBytes = 256
 	// maxTableBytes bounds the route table a listing reads.
 	maxTableBytes = 64 << 20
 )
@@ -29,6 +32,9 @@ const (
 //	PUT    /v1/routes/{namespace}/{name}  JSON Route -> 2xx ACK, else NACK
 //	DELETE /v1/routes/{namespace}/{name}             -> 2xx or 404: withdrawn
 //	GET    /v1/routes                                -> 200, JSON {"namespace/name": route, ...}
+//
+// A refusal's answer is JSON {"reason": "...", ...}: the reason is the same
+// for the same refusal; the other fields (a request id) are for the log.
 type HTTP struct {
 	base   *url.URL
 	client *http.Client
@@ -123,11 +129,28 @@ func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, 
 	return resp, nil
 }
 
+// nackFrom reads a refusal: its reason from the answer's "reason" field,
+// never the whole answer, which may differ every time for the same refusal.
 func nackFrom(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBytes))
-	reason := strings.TrimSpace(string(b))
-	if reason == "" {
-		reason = http.StatusText(resp.StatusCode)
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	body := strings.TrimSpace(string(b))
+	var answer struct {
+		Reason string `json:"reason"`
 	}
-	return &NACKError{StatusCode: resp.StatusCode, Reason: reason}
+	reason := http.StatusText(resp.StatusCode)
+	if json.Unmarshal(b, &answer) == nil && strings.TrimSpace(answer.Reason) != "" {
+		reason = truncate(strings.TrimSpace(answer.Reason), maxReasonBytes)
+	}
+	return &NACKError{StatusCode: resp.StatusCode, Reason: reason, Body: body}
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
