@@ -4,8 +4,16 @@
 // to hold ACKs for a while, so checks can observe the order of push and status.
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK
-//	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent, 503 refused (busy: try again)
+//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON route, 404 when absent
+//	DELETE /v1/routes/{namespace}/{name}[?uid=U]     -> 204 withdrawn, 404 when absent, 503 refused (busy: try again),
+//	                                                    409 when the route held carries another uid than U (it stays)
 //	GET    /v1/routes                                -> JSON table, or 503 while listing is refused
+//
+// A route carries the uid of the EdgeRoute it was pushed for. A withdraw
+// that names a uid removes the route only if it still carries that uid, so
+// a withdraw that lands late cannot remove the route of an EdgeRoute created
+// again under the same name since; one that names none removes whatever the
+// proxy holds under the key (for clients that do not know the uid).
 //
 // Every refusal (4xx, 5xx) answers JSON {"reason": "..."}: the reason is the
 // same for the same refusal. A route whose NACKs carry request ids
@@ -39,6 +47,8 @@ type Route struct {
 	Service    string `json:"service"`
 	Port       int32  `json:"port"`
 	Generation int64  `json:"generation"`
+	// UID is the EdgeRoute's metadata.uid (empty from a client that sends none).
+	UID string `json:"uid,omitempty"`
 }
 
 // Key names a route: the EdgeRoute's namespace and name.
@@ -55,6 +65,7 @@ type Event struct {
 	Answered time.Time // when the answer was sent: for a PUT, the ACK or NACK
 	Status   int       // 0: no answer (the proxy down, or the connection reset)
 	Reason   string    // NACK reason
+	UID      string    // DELETE only: the uid the withdraw named, if any
 	Reset    bool      // the connection was reset (SetReset)
 }
 
@@ -127,6 +138,7 @@ func StartOn(addr string) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
 	mux.HandleFunc("DELETE /v1/routes/{namespace}/{name}", s.delete)
+	mux.HandleFunc("GET /v1/routes/{namespace}/{name}", s.get)
 	mux.HandleFunc("GET /v1/routes", s.list)
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.request(+1)
@@ -439,7 +451,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if s.hangUp(w, r, time.Now()) {
 		return
 	}
-	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
+	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent, UID: r.URL.Query().Get("uid")}
 	s.mu.Lock()
 	if h, ok := s.holds[ev.Key]; ok && h.received.IsZero() {
 		h.received = ev.Received
@@ -469,12 +481,37 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, ev)
 		return
 	}
-	if _, ok := s.routes[ev.Key]; !ok {
+	route, ok := s.routes[ev.Key]
+	switch {
+	case !ok:
 		ev.Status = http.StatusNotFound
+	case ev.UID != "" && route.UID != ev.UID:
+		ev.Status, ev.Reason = http.StatusConflict, "the route belongs to another EdgeRoute of that name (another uid): not withdrawn"
+	default:
+		delete(s.routes, ev.Key)
 	}
-	delete(s.routes, ev.Key)
 	s.mu.Unlock()
 	s.answer(w, ev)
+}
+
+// get answers one route. It is not recorded: it changes nothing. While
+// the proxy is down, or the route's connections are reset, it gets no
+// answer either.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	key := keyOf(r)
+	s.mu.Lock()
+	route, ok := s.routes[key]
+	unanswered := s.down || s.reset[key]
+	s.mu.Unlock()
+	if unanswered {
+		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+	}
+	if !ok {
+		refuse(w, http.StatusNotFound, "no such route", false, 0)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(route)
 }
 
 // answer records the event (stamped just before the answer goes out, so a

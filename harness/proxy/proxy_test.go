@@ -324,3 +324,91 @@ func TestRefusedListingAnswersAgainAfterItsTime(t *testing.T) {
 		t.Fatalf("listings recorded %+v, want 2 refused, 1 answered, %d refused, 1 answered", got, refused)
 	}
 }
+
+// TestAWithdrawNamingAUIDRemovesOnlyThatUIDsRoute: a withdraw that names a
+// uid leaves the route of another EdgeRoute of the same name (409); one
+// that names the uid held, or none, withdraws it. GET answers one route.
+func TestAWithdrawNamingAUIDRemovesOnlyThatUIDsRoute(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key, url := Key{"shop", "web"}, s.URL()+"/v1/routes/shop/web"
+	route := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80, Generation: 1, UID: "uid-2"}
+	if code, body := do(t, http.MethodGet, url, nil); code != http.StatusNotFound {
+		t.Fatalf("GET of an absent route = %d %s, want 404", code, body)
+	}
+	if code, _ := do(t, http.MethodPut, url, route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	code, body := do(t, http.MethodGet, url, nil)
+	var got Route
+	if err := json.Unmarshal([]byte(body), &got); err != nil || code != http.StatusOK || got != route {
+		t.Fatalf("GET = %d %s (%v), want 200 and %+v", code, body, err, route)
+	}
+	if code, body := do(t, http.MethodDelete, url+"?uid=uid-1", nil); code != http.StatusConflict || !strings.Contains(body, `"reason"`) {
+		t.Fatalf("DELETE naming another uid = %d %s, want 409 with a reason", code, body)
+	}
+	if _, ok := s.Route(key); !ok {
+		t.Fatal("a withdraw naming another uid removed the route")
+	}
+	if code, _ := do(t, http.MethodDelete, url+"?uid=uid-2", nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE naming the uid held = %d, want 204", code)
+	}
+	if code, _ := do(t, http.MethodDelete, url+"?uid=uid-2", nil); code != http.StatusNotFound {
+		t.Fatalf("DELETE of an absent route = %d, want 404", code)
+	}
+	if code, _ := do(t, http.MethodPut, url, route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE naming no uid = %d, want 204 (unconditional)", code)
+	}
+	evs := s.Events(key)
+	if len(evs) != 6 || evs[1].UID != "uid-1" || evs[1].Status != http.StatusConflict || evs[5].UID != "" {
+		t.Fatalf("events: %+v", evs)
+	}
+}
+
+// TestALateWithdrawSparesARouteCreatedAgain: the withdraw of an EdgeRoute's
+// route, held in flight until the route of an EdgeRoute created again under
+// the same name is pushed, lands after that push and is refused: the new
+// route stays.
+func TestALateWithdrawSparesARouteCreatedAgain(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key, url := Key{"shop", "web"}, s.URL()+"/v1/routes/shop/web"
+	old := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80, Generation: 1, UID: "uid-1"}
+	if code, _ := do(t, http.MethodPut, url, old); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	s.HoldWithdraw(key)
+	answered := make(chan int, 1)
+	go func() {
+		code, _ := do(t, http.MethodDelete, url+"?uid=uid-1", nil)
+		answered <- code
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, held := s.WithdrawHeld(key); held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the withdraw never arrived")
+		}
+	}
+	again := old
+	again.UID = "uid-2"
+	if code, _ := do(t, http.MethodPut, url, again); code != http.StatusNoContent {
+		t.Fatalf("PUT of the EdgeRoute created again = %d, want 204", code)
+	}
+	if code := <-answered; code != http.StatusConflict {
+		t.Fatalf("the late withdraw = %d, want 409", code)
+	}
+	if got, ok := s.Route(key); !ok || got.UID != "uid-2" {
+		t.Fatalf("the proxy holds %+v (%v), want the route of uid-2", got, ok)
+	}
+}

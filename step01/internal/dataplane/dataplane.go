@@ -20,7 +20,9 @@ type DataPlane interface {
 	// means the proxy ACKed it.
 	Program(ctx context.Context, er *netv1.EdgeRoute) error
 	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
-	// a route the proxy does not hold succeeds.
+	// a route the proxy does not hold succeeds. The withdraw names the uid
+	// of the route it read, so, landing late, it cannot remove the route of
+	// an EdgeRoute created again under the same name since.
 	Remove(ctx context.Context, key types.NamespacedName) error
 	// Routes lists the keys of the routes the proxy holds (GET /v1/routes).
 	Routes(ctx context.Context) ([]types.NamespacedName, error)
@@ -33,6 +35,9 @@ type Route struct {
 	Service    string `json:"service"`
 	Port       int32  `json:"port"`
 	Generation int64  `json:"generation"`
+	// UID is the EdgeRoute's metadata.uid: names repeat, uids do not, so a
+	// withdraw that names it removes this EdgeRoute's route and no other.
+	UID string `json:"uid"`
 }
 
 // RouteFor is the route an EdgeRoute asks for.
@@ -43,6 +48,7 @@ func RouteFor(er *netv1.EdgeRoute) Route {
 		Service:    er.Spec.Service,
 		Port:       er.Spec.Port,
 		Generation: er.Generation,
+		UID:        string(er.UID),
 	}
 }
 

@@ -196,7 +196,10 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 // controller starts, it enqueues every route the proxy holds whose EdgeRoute
 // is gone, and Reconcile, getting NotFound for it, withdraws it. Going through
 // the queue keeps one key in one worker: a withdraw never races a reconcile
-// of an EdgeRoute created again under the same name. The controller starts
+// of an EdgeRoute created again under the same name. A withdraw that outlives
+// its timeout may still land after that reconcile's push; it names the uid of
+// the route it read (dataplane.HTTP.Remove), so the proxy refuses it for the
+// new route. The controller starts
 // its sources once per process, and only while it leads (with
 // --leader-elect), so the sweep runs once per leadership. A source's Start
 // must not block, so the sweep runs in the background, retrying with backoff

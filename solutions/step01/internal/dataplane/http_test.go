@@ -21,7 +21,7 @@ import (
 
 func route() *netv1.EdgeRoute {
 	return &netv1.EdgeRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 3},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 3, UID: "uid-3"},
 		Spec:       netv1.EdgeRouteSpec{Hostname: "shop.example.com", Prefix: "/api", Service: "web", Port: 8080},
 	}
 }
@@ -44,7 +44,7 @@ func TestProgramSendsTheRouteAndTreats2xxAsACK(t *testing.T) {
 	if err := h.Program(context.Background(), route()); err != nil {
 		t.Fatalf("Program: %v", err)
 	}
-	want := Route{Hostname: "shop.example.com", Prefix: "/api", Service: "web", Port: 8080, Generation: 3}
+	want := Route{Hostname: "shop.example.com", Prefix: "/api", Service: "web", Port: 8080, Generation: 3, UID: "uid-3"}
 	if method != http.MethodPut || path != "/v1/routes/shop/web" || got != want {
 		t.Fatalf("got %s %s %+v, want PUT /v1/routes/shop/web %+v", method, path, got, want)
 	}
@@ -131,30 +131,69 @@ func TestALongReasonIsCut(t *testing.T) {
 	}
 }
 
-func TestRemoveTreats404AsDone(t *testing.T) {
-	for _, code := range []int{http.StatusOK, http.StatusNoContent, http.StatusNotFound} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodDelete || r.URL.Path != "/v1/routes/shop/web" {
-				t.Errorf("got %s %s", r.Method, r.URL.Path)
-			}
+// heldRoute answers GET /v1/routes/shop/web with a route of uid (none
+// when uid is empty), and passes the other requests to next.
+func heldRoute(t *testing.T, uid string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next(w, r)
+			return
+		}
+		if r.URL.Path != "/v1/routes/shop/web" {
+			t.Errorf("got GET %s, want GET /v1/routes/shop/web", r.URL.Path)
+		}
+		if uid == "" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(Route{Hostname: "shop.example.com", Prefix: "/", Service: "web", Port: 8080, UID: uid})
+	}
+}
+
+func TestRemoveWithdrawsTheRouteReadNamingItsUID(t *testing.T) {
+	for _, code := range []int{http.StatusOK, http.StatusNoContent, http.StatusNotFound, http.StatusConflict} {
+		var got string
+		srv := httptest.NewServer(heldRoute(t, "uid-1", func(w http.ResponseWriter, r *http.Request) {
+			got = r.Method + " " + r.URL.RequestURI()
 			w.WriteHeader(code)
 		}))
 		h, _ := NewHTTP(srv.URL, time.Second)
 		if err := h.Remove(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}); err != nil {
-			t.Errorf("Remove with HTTP %d: %v", code, err)
+			t.Errorf("Remove answered HTTP %d: %v", code, err)
+		}
+		if want := "DELETE /v1/routes/shop/web?uid=uid-1"; got != want {
+			t.Errorf("Remove sent %q, want %q", got, want)
 		}
 		srv.Close()
 	}
 }
 
-func TestRemoveFailsOnServerError(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "table locked", http.StatusServiceUnavailable)
+func TestRemoveOfARouteNotHeldSendsNoWithdraw(t *testing.T) {
+	srv := httptest.NewServer(heldRoute(t, "", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("Remove sent %s %s for a route the proxy does not hold", r.Method, r.URL)
 	}))
 	defer srv.Close()
 	h, _ := NewHTTP(srv.URL, time.Second)
-	if err := h.Remove(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}); err == nil {
-		t.Fatal("Remove succeeded on HTTP 503")
+	if err := h.Remove(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+}
+
+func TestRemoveFailsOnServerError(t *testing.T) {
+	for name, handler := range map[string]http.HandlerFunc{
+		"the withdraw": heldRoute(t, "uid-1", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "table locked", http.StatusServiceUnavailable)
+		}),
+		"the read": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "table locked", http.StatusServiceUnavailable)
+		},
+	} {
+		srv := httptest.NewServer(handler)
+		h, _ := NewHTTP(srv.URL, time.Second)
+		if err := h.Remove(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}); err == nil {
+			t.Errorf("Remove succeeded with HTTP 503 on %s", name)
+		}
+		srv.Close()
 	}
 }
 
