@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
@@ -33,8 +34,13 @@ type Controller interface {
 
 // Env is what a check works with; the runner makes one per check.
 type Env struct {
-	Client     client.WithWatch // cluster admin, uncached: assertions never race a cache
-	Proxy      *proxy.Server
+	Client client.WithWatch // cluster admin, uncached: assertions never race a cache
+	Proxy  *proxy.Server
+	// API is the front between the controller and the API server: every
+	// request the controller made, as data, and faults to inject (a check
+	// that injects one scopes it to its own namespace). Nil where the
+	// runner gives none.
+	API        *apifront.Front
 	Controller Controller
 	StepDir    string // the step module, for its samples
 	Namespace  string // created for this check, removed after it

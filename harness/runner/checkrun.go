@@ -80,7 +80,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 		return n, err
 	}
 	env := checks.Env{
-		Client: c, Proxy: l.proxy, StepDir: r.opts.StepDir,
+		Client: c, Proxy: l.proxy, API: r.front, StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
 		Budget:       r.opts.budget(),
 		Prior:        l.prior,
