@@ -219,12 +219,12 @@ type run struct {
 	// and the rules its RBAC markers generated.
 	kubeconfig string
 	apiserver  string // host:port of the API server the kubeconfig names: the front's
+	role       []rbacv1.PolicyRule
 	// front is the API front the controller's kubeconfig names (apifront);
 	// nil in the bench's session (direct), whose controller talks to the
 	// API server itself.
 	front  *apifront.Front
 	direct bool
-	role       []rbacv1.PolicyRule
 
 	mu         sync.Mutex // the cluster starts concurrently with the build
 	cleanups   []func()
