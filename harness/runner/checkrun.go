@@ -93,7 +93,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 	}
 	t := checks.NewT(chk.ID, env)
 	out := checks.Execute(checkCtx, chk, t)
-	if !out.Failed && checkCtx.Err() == nil && !chk.Probe && l.ctrl != nil {
+	if !out.Failed && checkCtx.Err() == nil && chk.Probe == nil && l.ctrl != nil {
 		// A pass needs the controller alive once the work the check caused
 		// is done: one that exits right after the step a check looks for
 		// (the withdraw, then os.Exit) would pass, and only the next
@@ -128,7 +128,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 	if out.Hint != "" && res.Hint == chk.Hint {
 		res.Hint = out.Hint // the proof that ended a wait knows better than the check
 	}
-	if !chk.Probe && l.ctrl != nil {
+	if chk.Probe == nil && l.ctrl != nil {
 		r.focusLog(&res, ns, start, l.ctrl)
 	}
 	return res
@@ -196,7 +196,7 @@ func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc, ct
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
 func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time, ctrl *controller) {
-	if chk.Probe || ctrl == nil {
+	if chk.Probe != nil || ctrl == nil {
 		// The probe's test called the code; the controller process did
 		// nothing the check looked at, and its log would mislead.
 		if res.Hint == "" {

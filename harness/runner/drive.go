@@ -55,7 +55,7 @@ func (r *run) drive(ctx context.Context, p plan) bool {
 	if p.built != nil {
 		p.built(ok)
 	}
-	ok = ok && r.unitStage(ctx, binary) &&
+	ok = ok && r.unitStage(ctx, binary) && (!p.checks || r.probeStage(ctx)) &&
 		(p.cluster == nil || r.startedEarlier(ctx, "cluster", "during the build", p.cluster)) &&
 		r.deploy(ctx, binary)
 	if !p.checks {
