@@ -3,10 +3,13 @@ package inert
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 const module = "example.com/m"
@@ -58,25 +61,35 @@ type T struct{}
 // AddToScheme) and everyday library ones pass.
 func TestTheScaffoldsInitializersPass(t *testing.T) {
 	root := filepath.Join("..", "..")
-	for _, dir := range []string{"solutions/step01", "step01"} {
-		var pkgs []Package
-		for _, p := range []string{"api/v1", "internal/controller", "internal/dataplane"} {
-			files, _ := filepath.Glob(filepath.Join(root, dir, p, "*.go"))
-			pk := Package{ImportPath: "github.com/10xdev/gw10/" + dir + "/" + p}
-			for _, f := range files {
-				if strings.HasSuffix(f, "_test.go") {
-					continue
+	for _, st := range steps.All() {
+		for _, dir := range []string{st.SolutionDir, st.Dir} {
+			mod := "github.com/10xdev/gw10/" + filepath.ToSlash(dir)
+			var pkgs []Package
+			err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+					return err
 				}
-				b, err := os.ReadFile(f)
+				rel, _ := filepath.Rel(filepath.Join(root, dir), filepath.Dir(path))
+				b, err := os.ReadFile(path)
 				if err != nil {
-					t.Fatal(err)
+					return err
 				}
-				pk.Files = append(pk.Files, File{Path: f, Src: b})
+				ip := mod + "/" + filepath.ToSlash(rel)
+				if len(pkgs) == 0 || pkgs[len(pkgs)-1].ImportPath != ip {
+					pkgs = append(pkgs, Package{ImportPath: ip})
+				}
+				pkgs[len(pkgs)-1].Files = append(pkgs[len(pkgs)-1].Files, File{Path: path, Src: b})
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			pkgs = append(pkgs, pk)
-		}
-		if _, refusals, err := Rewrite("github.com/10xdev/gw10/"+dir, pkgs); err != nil || len(refusals) > 0 {
-			t.Errorf("%s: %v %v", dir, err, refusals)
+			if len(pkgs) < 3 {
+				t.Fatalf("%s: read only %d packages", dir, len(pkgs))
+			}
+			if _, refusals, err := Rewrite(mod, pkgs); err != nil || len(refusals) > 0 {
+				t.Errorf("%s: %v %v", dir, err, refusals)
+			}
 		}
 	}
 	ok := `package c

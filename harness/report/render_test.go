@@ -60,7 +60,7 @@ func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
 // TestAProbesVerdictSaysWhatItRestsOn: a check judged by a probe says so
 // in the terminal, in summary.md and in grade.json; the others do not.
 func TestAProbesVerdictSaysWhatItRestsOn(t *testing.T) {
-	r := &Report{Dir: "step01", Checks: []CheckResult{
+	r := &Report{Dir: "the-step", Checks: []CheckResult{
 		{ID: "read-error", Title: "t", Points: 10, Status: Fail, Message: "m", Probe: "a probe: the grader's code around your Reconcile"},
 		{ID: "status-writes", Title: "t", Points: 10, Earned: 10, Status: Pass},
 	}}

@@ -180,7 +180,7 @@ func readFails(ctx context.Context, t *checks.T, r *checks.Route, dp *proxy.Serv
 	if len(explain) == 0 {
 		explain = lastLines(res.Output, 10)
 	}
-	t.Fatalf("when reading the Service fails with an error other than NotFound, Reconcile must change nothing and return the error "+
+	t.Fatalf("when reading the Service fails with an error other than NotFound, nothing may change and the route must be tried again "+
 		"(the contract's %s). The API front failed every read of Service %s/%s with %s, and the grader's code called Reconcile for %s; "+
 		"at the front and the proxy stand-in:\n  - %s\nwhat the grader's code printed (it explains; it does not judge):\n  | %s",
 		ClauseReadErr, r.Namespace(), r.Service, what, r, strings.Join(problems, "\n  - "), strings.Join(explain, "\n  | "))

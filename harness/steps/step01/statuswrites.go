@@ -29,7 +29,7 @@ var statusWritesCheck = checks.Check{
 	SeedRef: "Acceptance 1: status conditions stay accurate (the card's defect 3: two status writes, errors dropped)",
 	Points:  10,
 	Clauses: []string{ClauseOneWrite, ClauseNoChurn},
-	Hint:    "write the route's status once per change, as a whole, not at all when nothing changed, and return the error of a status write that failed so the queue tries again (ST-ONE-WRITE, ST-NO-CHURN)",
+	Hint:    "every change of a route must be answered by one status write, a whole one, none when nothing changed, and a refused status write must be tried again (ST-ONE-WRITE, ST-NO-CHURN)",
 	LongHint: `Every status write is a request to the API server, and the harness sees each one: the
 controller's kubeconfig names a front that passes its requests on and records them,
 refused ones included. This check makes five changes to one EdgeRoute (created with
@@ -150,14 +150,12 @@ func (w *statusWrites) judge(r *checks.Route, what string, prev []metav1.Conditi
 	case changed > 1:
 		t.Cause("%s broken: %d status writes answered one change", ClauseOneWrite, len(ok))
 		t.Fatalf("after %s, %d status writes of %s succeeded where one was expected (%s: one whole status per change): "+
-			"between them readers saw a status that was neither the old one nor the new one:\n  - %s\n"+
-			"set every condition in memory, then write the status once",
+			"between them readers saw a status that was neither the old one nor the new one:\n  - %s",
 			what, len(ok), r, ClauseOneWrite, strings.Join(describeWrites(ok), "\n  - "))
 	case len(noop) > 0:
 		t.Cause("%s broken: a status write that carried the status already stored", ClauseNoChurn)
 		t.Fatalf("after %s, %s wrote a status identical to the one the API server held (%s: no status write when nothing changed); "+
-			"the watch never shows such a write, the API front saw it:\n  - %s\nall the status writes that answered it:\n  - %s\n"+
-			"compare the status you computed with the one you read, and write only when they differ",
+			"the watch never shows such a write, the API front saw it:\n  - %s\nall the status writes that answered it:\n  - %s",
 			what, r, ClauseNoChurn, strings.Join(noop, "\n  - "), strings.Join(describeWrites(writes), "\n  - "))
 	case len(ok) == 0:
 		t.Fatalf("after %s, the status of %s changed but the API front saw no status write succeed (the controller's requests all pass "+
