@@ -1,10 +1,13 @@
 package step01
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -82,12 +85,26 @@ fields) and Reconcile's signature.`,
 	},
 }
 
-// markProgrammed writes r's status as a controller that programmed it
-// would: Accepted and Programmed True for its generation.
+// markProgrammed makes r programmed as a controller would have: its route
+// pushed to the proxy stand-in and ACKed, then its status written with
+// Accepted and Programmed True for its generation (the step's invariants
+// read that order).
 func markProgrammed(ctx context.Context, t *checks.T, r *checks.Route) {
+	gen, spec := r.GenerationAndSpec(ctx)
+	route := map[string]any{"hostname": spec["hostname"], "prefix": spec["prefix"], "service": spec["service"], "port": spec["port"], "generation": gen}
+	body, err := json.Marshal(route)
+	t.Must(err, "encoding the route of %s", r)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, t.Proxy.URL()+"/v1/routes/"+r.Namespace()+"/"+r.Name, bytes.NewReader(body))
+	t.Must(err, "pushing the route of %s", r)
+	resp, err := http.DefaultClient.Do(req)
+	t.Must(err, "pushing the route of %s to the proxy stand-in", r)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("the proxy stand-in answered the harness's push of %s with %s (a harness bug, please report it)", r, resp.Status)
+	}
 	// A controller that watches every namespace (a grade's) may write it
 	// too: retried on a conflict.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj := r.MustGet(ctx)
 		now := metav1.Now().UTC().Format(time.RFC3339)
 		conds := []any{
