@@ -273,8 +273,9 @@ func Execute(ctx context.Context, chk Check, t *T) Outcome {
 	return out
 }
 
-// Evidence is the record with the proxy's events and the controller's log
-// lines about the check's namespace merged in, in time order.
+// Evidence is the record with the proxy's events, the requests the API
+// front refused or failed and the controller's log lines about the check's
+// namespace merged in, in time order.
 func (t *T) Evidence() []evidence.Event {
 	rec := &evidence.Record{}
 	for _, ev := range t.Record.Events() {
@@ -283,6 +284,17 @@ func (t *T) Evidence() []evidence.Event {
 	if t.Proxy != nil {
 		for _, pe := range t.Proxy.EventsIn(t.Namespace) {
 			rec.Add(proxyEvent(t.Primary, pe))
+		}
+	}
+	if t.API != nil {
+		for _, q := range t.API.RequestsIn(t.Namespace) {
+			if q.At.Before(t.start) || q.Succeeded() || q.Code == 0 && !q.Injected {
+				continue
+			}
+			// A refused request leaves no trace on the watch: the front's
+			// record is the only one (a status write refused, a read failed).
+			rec.Add(evidence.Event{At: q.At, End: q.Answered, Source: evidence.APIServer, Kind: evidence.Note, Bad: true,
+				Object: t.Primary.Object(q.Namespace, q.Name), Text: "the API front: " + q.String()})
 		}
 	}
 	if t.Controller != nil {
