@@ -238,16 +238,11 @@ func (f *Front) Config() *rest.Config {
 	return &rest.Config{Host: f.url, TLSClientConfig: rest.TLSClientConfig{CAData: f.CAData()}}
 }
 
-// Close stops serving: open watches end.
+// Close stops serving at once: open watches end, and a request in flight
+// is cut (the run that started the front is over).
 func (f *Front) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := f.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = f.srv.Close() // watches never end on their own
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("API front: shutting down: %w", err)
+	if err := f.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("API front: closing: %w", err)
 	}
 	return nil
 }
