@@ -192,7 +192,7 @@ func readFails(ctx context.Context, t *checks.T, r *checks.Route, dp *proxy.Serv
 		t.Logf("reading the Service failed with %s: Reconcile changed nothing, and the read came again (%d read(s) after the first call)", what, len(laterReads))
 		return
 	}
-	t.Cause("%s broken: reading the Service failed with %s, and %s", ClauseReadErr, what, problems[0])
+	t.Cause("%s broken: with every read of the Service failing with %s, %s", ClauseReadErr, what, problems[0])
 	explain := res.Lines("call ", "S-READERR", "panic")
 	if len(explain) == 0 {
 		explain = lastLines(res.Output, 10)
