@@ -394,6 +394,11 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(w, "| `%s` | %s | %d/%d | %s | %s |\n", c.ID, mark, c.Earned, c.Points, c.Duration, proves)
 	}
 	for _, c := range r.Checks {
+		if c.Probe != "" && c.Status != Skip {
+			fmt.Fprintf(w, "\n`%s`: the verdict rests on %s.\n", c.ID, c.Probe)
+		}
+	}
+	for _, c := range r.Checks {
 		if c.Status == Fail {
 			fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %s</summary>\n\n%s\n\n</details>\n", c.ID, c.Title, codeBlock(failureText(c)))
 		}

@@ -104,6 +104,9 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
+		if c.Probe != "" && c.Status != Skip {
+			fmt.Fprintf(w, "%s: the verdict rests on %s\n", c.ID, c.Probe)
+		}
 		for _, n := range c.Notes {
 			fmt.Fprintf(w, "%s: %s\n", c.ID, n)
 		}

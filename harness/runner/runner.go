@@ -20,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/gotool"
@@ -217,8 +218,13 @@ type run struct {
 	// kubeconfig and role are the controller's identity: its kubeconfig file
 	// and the rules its RBAC markers generated.
 	kubeconfig string
-	apiserver  string // host:port of the API server the kubeconfig names
+	apiserver  string // host:port of the API server the kubeconfig names: the front's
 	role       []rbacv1.PolicyRule
+	// front is the API front the controller's kubeconfig names (apifront);
+	// nil in the bench's session (direct), whose controller talks to the
+	// API server itself.
+	front  *apifront.Front
+	direct bool
 
 	mu         sync.Mutex // the cluster starts concurrently with the build
 	cleanups   []func()
