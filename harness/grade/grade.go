@@ -187,7 +187,7 @@ func refuse(files map[string]entry, step string) string {
 	if len(special) > 0 {
 		sort.Strings(special)
 		return fmt.Sprintf("%s/ holds symbolic links or submodules, which could reach outside it: %s",
-			step, strings.Join(special, ", "))
+			step, report.InlineList(special, 5))
 	}
 	return ""
 }
@@ -275,7 +275,7 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 	}
 	if len(special) > 0 {
 		t.notGradable(fmt.Sprintf("%s/ holds symbolic links or other special files, which could reach outside it: %s",
-			step, strings.Join(special, ", ")))
+			step, report.InlineList(special, 5)))
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(t.StepDir, "go.mod")); err != nil {

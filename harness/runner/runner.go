@@ -372,7 +372,7 @@ func (r *run) runStage(ctx context.Context, name string, harness bool, aside str
 		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
 	}
 	for _, n := range r.notes {
-		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
+		fmt.Fprintf(r.opts.Out, "  note: %s\n", report.Inline(n)) // a note may quote a process's command line
 	}
 	st.Notes, r.notes = r.notes, nil
 	r.rep.Stages = append(r.rep.Stages, st)

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/10xdev/gw10/harness/report"
 )
 
 // Proc is a process of the sandbox's user, as /proc shows it to anyone.
@@ -18,7 +21,10 @@ type Proc struct {
 	Command string // its command line, or its name
 }
 
-func (p Proc) String() string { return fmt.Sprintf("%s (pid %d)", p.Command, p.PID) }
+// String names the process on one line: its command line is the
+// program's to choose (argv[0] may hold a newline and a forged verdict), so
+// it is shown as report.Inline shows any value a submission chose.
+func (p Proc) String() string { return fmt.Sprintf("%s (pid %d)", report.Inline(p.Command), p.PID) }
 
 // ProcsOf lists the processes whose real user ID is uid, from /proc (a
 // process that called setsid or daemonised itself is listed too).
@@ -70,8 +76,12 @@ func readProc(pid int) (Proc, int, bool) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && len(b) > 0 {
 		cmd := strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(b, "\x00"), []byte{0}, []byte{' '})))
-		if len(cmd) > 80 {
-			cmd = cmd[:77] + "..."
+		if len(cmd) > procCommandMax {
+			cut := procCommandMax - 3
+			for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+				cut-- // not inside a character
+			}
+			cmd = cmd[:cut] + "..."
 		}
 		if cmd != "" {
 			p.Command = cmd
@@ -80,18 +90,16 @@ func readProc(pid int) (Proc, int, bool) {
 	return p, ruid, true
 }
 
+// procCommandMax is the most bytes of a command line a report shows.
+const procCommandMax = 80
+
 // procList names at most a few processes.
 func procList(ps []Proc) string {
-	const most = 3
-	var names []string
+	names := make([]string, len(ps))
 	for i, p := range ps {
-		if i == most {
-			names = append(names, fmt.Sprintf("and %d more", len(ps)-most))
-			break
-		}
-		names = append(names, p.String())
+		names[i] = p.String()
 	}
-	return strings.Join(names, ", ")
+	return report.InlineList(names, 3)
 }
 
 // CapWriter keeps the first bytes written to it and the last (at most max

@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gmtext "github.com/yuin/goldmark/text"
 	"golang.org/x/tools/txtar"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -382,6 +386,9 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 			t.Errorf("the reports do not say %q\n%s", w, r.markdown)
 		}
 	}
+	if n := markdownHeadings(t, r.markdown); n != 1 {
+		t.Errorf("summary.md has %d headings, want the grader's one\n%s", n, r.markdown)
+	}
 	for _, secret := range []string{plantedToken, plantedGitconfig, plantedGitRepo} {
 		if strings.Contains(all, secret) {
 			t.Errorf("a planted credential reached the reports: %s\n%s", secret, r.markdown)
@@ -410,4 +417,33 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// markdownHeadings counts the headings of md as GitHub renders it
+// (CommonMark with its extensions), and fails on an HTML comment: whatever
+// a submission chose is text in summary.md.
+func markdownHeadings(t *testing.T, md string) int {
+	t.Helper()
+	src := []byte(md)
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	n := 0
+	_ = ast.Walk(doc, func(node ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch node := node.(type) {
+		case *ast.Heading:
+			n++
+		case *ast.HTMLBlock:
+			if node.HTMLBlockType == ast.HTMLBlockType2 {
+				t.Errorf("summary.md holds an HTML comment")
+			}
+		case *ast.RawHTML:
+			if strings.HasPrefix(string(node.Segments.Value(src)), "<!--") {
+				t.Errorf("summary.md holds an HTML comment")
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return n
 }
