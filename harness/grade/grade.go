@@ -106,7 +106,7 @@ func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) er
 		}
 		return !under(name, step)
 	}
-	if _, err := extract(ctx, root, up.Commit, t.Dir, keep); err != nil {
+	if _, err := extract(ctx, root, up.Commit, t.Dir, keep, nil); err != nil {
 		return fmt.Errorf("extracting the upstream at %s: %w", short(up.Commit), err)
 	}
 	if opts.Submission == "" {
@@ -167,7 +167,7 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 			t.Grading.Ignored = append(t.Grading.Ignored, name)
 		}
 	}
-	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) && !under(name, bin) }, "--", step); err != nil {
+	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) && !under(name, bin) }, &extractLimits{}, "--", step); err != nil {
 		return fmt.Errorf("extracting %s/ of the submission: %w", step, err)
 	}
 	return nil
@@ -189,7 +189,35 @@ func refuse(files map[string]entry, step string) string {
 		return fmt.Sprintf("%s/ holds symbolic links or submodules, which could reach outside it: %s",
 			step, report.InlineList(special, 5))
 	}
-	return ""
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	if reason := nestedModules(step, names); reason != "" {
+		return reason
+	}
+	// Sizes from the tree, before anything is extracted; bin/ is never taken.
+	return sizeProblems(step, treeSizes(files, step, step+"/bin"))
+}
+
+// nestedModules says which go.mod files below step/go.mod the step holds, or
+// "": the step is graded as one module, the workbook's, and a nested one is
+// neither part of it nor of the workspace (the go command then fails with
+// "directory prefix . does not contain modules listed in go.work", naming
+// no file). bin/ is never taken.
+func nestedModules(step string, files []string) string {
+	var nested []string
+	for _, name := range files {
+		if under(name, step) && !under(name, step+"/bin") && path.Base(name) == "go.mod" && name != step+"/go.mod" {
+			nested = append(nested, name)
+		}
+	}
+	if len(nested) == 0 {
+		return ""
+	}
+	sort.Strings(nested)
+	return fmt.Sprintf("%s/ holds a module of its own below %s/go.mod, which the grade cannot build as part of %s/ "+
+		"(move its code into the step's module, or out of %s/): %s", step, step, step, step, report.InlineList(nested, 5))
 }
 
 // checkModule refuses a step whose go.mod is not the upstream's in what
@@ -257,9 +285,10 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 		return err
 	}
 	var special []string
+	var sizes []fileSize
+	regular := map[string]os.FileMode{}
 	for _, f := range dedupe(files) {
-		src := filepath.Join(root, filepath.FromSlash(f))
-		fi, err := os.Lstat(src)
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f)))
 		switch {
 		case os.IsNotExist(err):
 			continue // deleted in the working tree
@@ -269,7 +298,25 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 			special = append(special, f)
 			continue
 		}
-		if err := copyFile(src, filepath.Join(t.Dir, filepath.FromSlash(f)), fi.Mode()); err != nil {
+		regular[f] = fi.Mode()
+		sizes = append(sizes, fileSize{name: f, size: fi.Size()})
+	}
+	if len(special) == 0 {
+		names := make([]string, 0, len(sizes))
+		for _, f := range sizes {
+			names = append(names, f.name)
+		}
+		reason := nestedModules(step, names)
+		if reason == "" {
+			reason = sizeProblems(step, sizes)
+		}
+		if reason != "" {
+			t.notGradable(reason)
+			return nil
+		}
+	}
+	for f, mode := range regular {
+		if err := copyFile(filepath.Join(root, filepath.FromSlash(f)), filepath.Join(t.Dir, filepath.FromSlash(f)), mode); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,8 @@ func TestMain(m *testing.M) {
 //	absent: <path>              a marker the attack tries to create (repeatable)
 //	sandbox: off                grade it unsandboxed (the last guards)
 //	unit-wall: <duration>       the unit tests' wall-time limit
+//	large: <path> <bytes>       a file of that many zero bytes (repeatable;
+//	                            git compresses it to almost nothing)
 //	-- <path in step01/> --     a file added or replaced
 //	-- <path>:old -- / :new --  an edit (the old text occurs exactly once)
 //
@@ -68,6 +70,7 @@ type attack struct {
 	unsandboxed  bool
 	unitWall     time.Duration
 	files, edits map[string]string // edits: path -> old, files[path] the new text
+	large        map[string]int64  // path -> size, zeros
 }
 
 func loadAttacks(t *testing.T) []attack {
@@ -82,7 +85,7 @@ func loadAttacks(t *testing.T) []attack {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := attack{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string]string{}, edits: map[string]string{}, points: -1}
+		a := attack{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string]string{}, edits: map[string]string{}, large: map[string]int64{}, points: -1}
 		var doc []string
 		for _, l := range strings.Split(string(ar.Comment), "\n") {
 			k, v, ok := strings.Cut(l, ": ")
@@ -103,6 +106,9 @@ func loadAttacks(t *testing.T) []attack {
 				a.unsandboxed = true
 			case ok && k == "unit-wall":
 				a.unitWall, err = time.ParseDuration(v)
+			case ok && k == "large":
+				name, size, _ := strings.Cut(v, " ")
+				a.large[name], err = strconv.ParseInt(size, 10, 64)
 			default:
 				doc = append(doc, l)
 			}
@@ -345,6 +351,19 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, size := range a.large {
+		p := filepath.Join(dir, st.Dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(p)
+		if err == nil {
+			err = errors.Join(f.Truncate(size), f.Close())
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
