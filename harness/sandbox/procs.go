@@ -19,7 +19,18 @@ type Proc struct {
 	PID     int
 	State   string // R, S, Z, …
 	Command string // its command line, or its name
+	// Start is when it started, in clock ticks since boot: with the PID,
+	// it names one process (a PID is reused, the pair is not).
+	Start uint64
 }
+
+// procID names one process for as long as the machine runs.
+type procID struct {
+	pid   int
+	start uint64
+}
+
+func (p Proc) id() procID { return procID{p.PID, p.Start} }
 
 // String names the process on one line: its command line is the
 // program's to choose (argv[0] may hold a newline and a forged verdict), so
@@ -73,6 +84,15 @@ func readProc(pid int) (Proc, int, bool) {
 	}
 	if ruid < 0 {
 		return Proc{}, 0, false
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		// "pid (comm) state ppid …": the 22nd field is the start time; comm
+		// may hold spaces and parentheses, so fields count from the last ')'.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 19 {
+				p.Start, _ = strconv.ParseUint(f[19], 10, 64)
+			}
+		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && len(b) > 0 {
 		cmd := strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(b, "\x00"), []byte{0}, []byte{' '})))
