@@ -42,6 +42,11 @@ func (r *Report) headline() string {
 	if s.Skipped > 0 {
 		h += fmt.Sprintf(", %d not run", s.Skipped)
 	}
+	// Checks that pass beside a failed stage (the unit tests, which do not
+	// stop the run) earn their points; the verdict says the stage failed.
+	if failed := r.failedStages(); len(failed) > 0 && s.Passed > 0 {
+		h += ", but the " + strings.Join(failed, " and ") + " stage failed"
+	}
 	if r.Interrupted {
 		h = "interrupted: " + h
 	}
@@ -72,6 +77,17 @@ func (r *Report) gradeLabel() string {
 		return "Grade: "
 	}
 	return "Feedback (not an official grade): "
+}
+
+// failedStages names the stages that failed, in order.
+func (r *Report) failedStages() []string {
+	var out []string
+	for _, st := range r.Stages {
+		if st.Status == Fail {
+			out = append(out, st.Name)
+		}
+	}
+	return out
 }
 
 // stagePassed says whether the named stage ran and passed.

@@ -171,8 +171,10 @@ func (r *Report) ClosingLine(v View) string {
 			// Worded for the instructor: what the submission got wrong
 			// first, not what to do next.
 			line += fmt.Sprintf(" The first failure is %s (above; make hint ID=%s explains it).", r.Checks[first].ID, r.Checks[first].ID)
+		case r.Grading.Official && s.Gradable && !s.OK && first < -1 && s.Passed+s.Failed == 0:
+			line += fmt.Sprintf(" The %s stage failed (above), so no check ran.", r.Stages[-2-first].Name)
 		case r.Grading.Official && s.Gradable && !s.OK && first < -1:
-			line += fmt.Sprintf(" The %s stage failed (above), so no check could pass.", r.Stages[-2-first].Name)
+			line += fmt.Sprintf(" The %s stage failed (above); the checks ran, and earned what they show.", r.Stages[-2-first].Name)
 		case s.Gradable && !s.OK && next != "":
 			line += " " + next
 		}
@@ -190,7 +192,7 @@ func (r *Report) ClosingLine(v View) string {
 	case first < -1 && s.Passed+s.Failed == 0:
 		return fmt.Sprintf("%s: no check ran, as the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
 	case first < -1:
-		return fmt.Sprintf("%s, but the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+		return fmt.Sprintf("%s. %s", capitalize(r.Headline()), next)
 	case first == -1 && s.Skipped > 0:
 		return fmt.Sprintf("%s: %s. %s.", capitalize(r.Headline()), r.firstSkip(), capitalize(v.again(r)))
 	case next == "":

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 //	unit: pass | fail | none    the unit-test stage's verdict (none: it never ran)
 //	report: <text>              the reports must say this (repeatable)
 //	absent: <path>              a marker the attack tries to create (repeatable)
+//	never: <text>               the reports must not say this (repeatable)
 //	sandbox: off                grade it unsandboxed (the last guards)
 //	unit-wall: <duration>       the unit tests' wall-time limit
 //	large: <path> <bytes>       a file of that many zero bytes (repeatable;
@@ -66,6 +67,7 @@ type attack struct {
 	points       int
 	unit         report.Status
 	reports      []string
+	never        []string
 	absent       []string
 	unsandboxed  bool
 	unitWall     time.Duration
@@ -100,6 +102,8 @@ func loadAttacks(t *testing.T) []attack {
 				a.unit = report.Status(v)
 			case ok && k == "report":
 				a.reports = append(a.reports, v)
+			case ok && k == "never":
+				a.never = append(a.never, v)
 			case ok && k == "absent":
 				a.absent = append(a.absent, v)
 			case ok && k == "sandbox" && v == "off":
@@ -403,6 +407,11 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 	for _, w := range a.reports {
 		if !strings.Contains(all, w) {
 			t.Errorf("the reports do not say %q\n%s", w, r.markdown)
+		}
+	}
+	for _, w := range a.never {
+		if strings.Contains(all, w) {
+			t.Errorf("the reports say %q\n%s", w, r.markdown)
 		}
 	}
 	if n := markdownHeadings(t, r.markdown); n != 1 {
