@@ -79,6 +79,26 @@ func (r *Report) gradeLabel() string {
 	return "Feedback (not an official grade): "
 }
 
+// learnerCodeRan names the submission's code that ran, from the stages
+// that ran it: "the unit tests", "the controller", both, or "" (a
+// submission refused before it was built).
+func (r *Report) learnerCodeRan() string {
+	var ran []string
+	if !r.Summary.Gradable {
+		return ""
+	}
+	for _, st := range r.Stages {
+		switch {
+		case st.Status == Skip:
+		case st.Name == "unit tests":
+			ran = append(ran, "the unit tests")
+		case st.Name == "start controller":
+			ran = append(ran, "the controller")
+		}
+	}
+	return strings.Join(ran, " and ")
+}
+
 // failedStages names the stages that failed, in order.
 func (r *Report) failedStages() []string {
 	var out []string
@@ -130,14 +150,20 @@ func (r *Report) gradingLines(q quoting) []string {
 			"Your instructor grades your %s with their own checkout (make grade SUBMISSION=<your repository>), as committed and pushed: uncommitted work is not graded.", code(step)))
 	}
 	if sb := g.Sandbox; sb != nil {
-		if sb.Enforced {
-			line := fmt.Sprintf("Sandbox: the unit tests and the controller ran as %s, under limits, and every process they left was killed before this report", code(sb.User))
+		ran := r.learnerCodeRan()
+		switch {
+		case sb.Enforced && ran == "":
+			lines = append(lines, fmt.Sprintf("Sandbox: %s was ready; none of the submission's code ran.", code(sb.User)))
+		case sb.Enforced:
+			line := fmt.Sprintf("Sandbox: %s ran as %s, under limits, and every process they left was killed before this report", ran, code(sb.User))
 			if len(sb.CutOff) > 0 {
 				line += "; it cut off: " + list(sb.CutOff, q.text)
 			}
 			lines = append(lines, line+".")
-		} else {
-			lines = append(lines, fmt.Sprintf("UNSANDBOXED: the unit tests and the controller ran as the grader's own user (%s): they could have changed this grade, so it is not official.", q.text(sb.Reason)))
+		case ran == "":
+			lines = append(lines, fmt.Sprintf("UNSANDBOXED (%s); none of the submission's code ran.", q.text(sb.Reason)))
+		default:
+			lines = append(lines, fmt.Sprintf("UNSANDBOXED: %s ran as the grader's own user (%s): they could have changed this grade, so it is not official.", ran, q.text(sb.Reason)))
 		}
 	}
 	if gr := g.Grader; gr != nil {

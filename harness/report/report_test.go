@@ -453,3 +453,27 @@ func TestAFailedUnitStageIsOneVerdictEverywhere(t *testing.T) {
 		})
 	}
 }
+
+// TestTheSandboxLineSaysWhatRan: a refused submission ran nothing, and the
+// reports say so (they said its unit tests and controller ran sandboxed);
+// a graded one names what ran.
+func TestTheSandboxLineSaysWhatRan(t *testing.T) {
+	refused := notGradable()
+	refused.Grading.Sandbox = &Sandbox{Enforced: true, User: "gw10-sandbox0"}
+	graded := &Report{Dir: "step07", Stages: []Stage{{Name: "unit tests", Status: Pass}, {Name: "build", Status: Pass}, {Name: "start controller", Status: Pass}},
+		Grading: &Grading{Official: true, Gradable: true, Sandbox: &Sandbox{Enforced: true, User: "gw10-sandbox0"}}}
+	graded.Finish()
+	for _, c := range []struct {
+		r         *Report
+		want, not string
+	}{
+		{refused, "Sandbox: gw10-sandbox0 was ready; none of the submission's code ran.", "ran as"},
+		{graded, "Sandbox: the unit tests and the controller ran as gw10-sandbox0, under limits", "none of"},
+	} {
+		var term bytes.Buffer
+		c.r.Terminal(&term)
+		if !strings.Contains(term.String(), c.want) || strings.Contains(term.String(), c.not) {
+			t.Errorf("want %q, not %q:\n%s", c.want, c.not, term.String())
+		}
+	}
+}
