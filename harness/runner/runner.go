@@ -421,7 +421,7 @@ func (r *run) teardown() {
 		if left, err := sb.KillAll(context.Background()); err != nil {
 			fmt.Fprintf(r.opts.Out, "warning: %v\n", err)
 		} else if len(left) > 0 {
-			sb.Record(fmt.Sprintf("end of the run: killed %d processes learner code left", len(left)))
+			sb.Record(sandbox.KilledNote("end of the run", left))
 		}
 	}
 	if r.dir != "" {

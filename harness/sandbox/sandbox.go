@@ -607,7 +607,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 	}
 	res.Left = append(res.Left, left...)
 	if len(left) > 0 {
-		res.CutOff = append(res.CutOff, fmt.Sprintf("%s: killed %s left behind: %s", label, plural(len(left), "process", "processes"), procList(left)))
+		res.CutOff = append(res.CutOff, KilledNote(label, left))
 	}
 	res.Output = out.Bytes()
 	if out.Dropped() > 0 {
@@ -734,6 +734,13 @@ func (s *Sandbox) killSince(ctx context.Context, spare map[procID]bool) ([]Proc,
 	}
 }
 
+// KilledNote is the note that when (a program's label, "at the end") left
+// the processes ps behind, which were killed: how many, and which, each on
+// one line.
+func KilledNote(when string, ps []Proc) string {
+	return fmt.Sprintf("%s: killed %s left behind: %s", when, plural(len(ps), "process", "processes"), procList(ps))
+}
+
 // ignore drops an error the caller has no use for, and says so.
 func ignore(error) error { return nil }
 
@@ -767,7 +774,7 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	defer s.unlock()
 	left, err := s.KillAll(ctx)
 	if len(left) > 0 {
-		s.record(fmt.Sprintf("at the end: killed %s left behind: %s", plural(len(left), "process", "processes"), procList(left)))
+		s.record(KilledNote("at the end", left))
 	}
 	if err != nil {
 		return err
