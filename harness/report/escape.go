@@ -31,7 +31,7 @@ import (
 
 // InlineMax is the most bytes of a value Inline shows; the JSON report keeps
 // every value whole.
-const InlineMax = 240
+const InlineMax = 1024
 
 // Inline renders a value a submission chose as one line of plain text:
 // newline, tab and every character escapeRune names shown as \x.. or
