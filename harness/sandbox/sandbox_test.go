@@ -264,7 +264,10 @@ func TestARunSparesWhatRanBeforeIt(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- ctrl.Wait() }() // reaped as soon as it is killed
-	defer func() { _, _ = s.KillAll(context.Background()); <-waited }()
+	defer func() {
+		_, _ = s.KillAll(context.Background())
+		t.Logf("the stand-in ended: %v", <-waited) // killed
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(live(t, s)) == 0 || !strings.Contains(fmt.Sprint(live(t, s)), "sleep 1000") {
 		if time.Now().After(deadline) {
