@@ -48,6 +48,8 @@ type Tree struct {
 	// the upstream go.mod's requirements (see ForeignImports).
 	Allowed []string
 	work    string
+	// nested says which modules the step holds below its go.mod, or "".
+	nested string
 }
 
 // Remove deletes the tree and everything fetched for it.
@@ -90,6 +92,10 @@ func Assemble(ctx context.Context, opts Options) (*Tree, error) {
 			_ = t.Remove()
 			return nil, err
 		}
+	}
+	// After the go.mod gate, whose reason names what a go.mod redirects.
+	if t.Grading.Gradable && t.nested != "" {
+		t.notGradable(t.nested)
 	}
 	sort.Strings(t.Grading.Ignored)
 	return t, nil
@@ -170,6 +176,11 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) && !under(name, bin) }, &extractLimits{}, "--", step); err != nil {
 		return fmt.Errorf("extracting %s/ of the submission: %w", step, err)
 	}
+	var names []string
+	for name := range subFiles {
+		names = append(names, name)
+	}
+	t.nested = nestedModules(step, names)
 	return nil
 }
 
@@ -188,13 +199,6 @@ func refuse(files map[string]entry, step string) string {
 		sort.Strings(special)
 		return fmt.Sprintf("%s/ holds symbolic links or submodules, which could reach outside it: %s",
 			step, report.InlineList(special, 5))
-	}
-	var names []string
-	for name := range files {
-		names = append(names, name)
-	}
-	if reason := nestedModules(step, names); reason != "" {
-		return reason
 	}
 	// Sizes from the tree, before anything is extracted; bin/ is never taken.
 	return sizeProblems(step, treeSizes(files, step, step+"/bin"))
@@ -301,20 +305,15 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 		regular[f] = fi.Mode()
 		sizes = append(sizes, fileSize{name: f, size: fi.Size()})
 	}
-	if len(special) == 0 {
-		names := make([]string, 0, len(sizes))
-		for _, f := range sizes {
-			names = append(names, f.name)
-		}
-		reason := nestedModules(step, names)
-		if reason == "" {
-			reason = sizeProblems(step, sizes)
-		}
-		if reason != "" {
-			t.notGradable(reason)
-			return nil
-		}
+	if reason := sizeProblems(step, sizes); reason != "" && len(special) == 0 {
+		t.notGradable(reason)
+		return nil
 	}
+	names := make([]string, 0, len(sizes))
+	for _, f := range sizes {
+		names = append(names, f.name)
+	}
+	t.nested = nestedModules(step, names)
 	for f, mode := range regular {
 		if err := copyFile(filepath.Join(root, filepath.FromSlash(f)), filepath.Join(t.Dir, filepath.FromSlash(f)), mode); err != nil {
 			return err
