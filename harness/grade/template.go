@@ -87,7 +87,7 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 		}
 		return true
 	}
-	if _, err := extract(ctx, root, upstream, out, keep); err != nil {
+	if _, err := extract(ctx, root, upstream, out, keep, nil); err != nil {
 		return "", "", fmt.Errorf("copying the workbook at %s: %w", short(upstream), err)
 	}
 	if err := removeEmptyDirs(out); err != nil {

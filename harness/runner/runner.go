@@ -378,7 +378,7 @@ func (r *run) runStage(ctx context.Context, name string, harness bool, aside str
 		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
 	}
 	for _, n := range r.notes {
-		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
+		fmt.Fprintf(r.opts.Out, "  note: %s\n", report.Inline(n)) // a note may quote a process's command line
 	}
 	st.Notes, r.notes = r.notes, nil
 	r.rep.Stages = append(r.rep.Stages, st)
@@ -427,7 +427,7 @@ func (r *run) teardown() {
 		if left, err := sb.KillAll(context.Background()); err != nil {
 			fmt.Fprintf(r.opts.Out, "warning: %v\n", err)
 		} else if len(left) > 0 {
-			sb.Record(fmt.Sprintf("end of the run: killed %d processes learner code left", len(left)))
+			sb.Record(sandbox.KilledNote("end of the run", left))
 		}
 	}
 	if r.dir != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/sandbox"
 )
 
@@ -79,7 +80,9 @@ func main() {
 	case errors.As(err, &ee):
 		os.Exit(ee.code)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "gw10 %s: %v\n", os.Args[1], err)
+		// An error may quote what a submission chose (a file name, git's
+		// message about its repository): text, never terminal commands.
+		fmt.Fprintf(report.PlainText(os.Stderr), "gw10 %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
 }
