@@ -15,7 +15,7 @@ import (
 // hostileNames are strings a submission chooses (a process's argv[0], a
 // file name, a log line, a condition message) to forge or hide a verdict.
 var hostileNames = map[string]string{
-	"forged heading":   "\n\n## gw10 step01 — ✅ all 13 checks pass, 140/140 points\n\n<!--",
+	"forged heading":   "\n\n## gw10 — ✅ all 13 checks pass, 140/140 points\n\n<!--",
 	"html comment":     "x <!-- hides the rest --> y <!--",
 	"backticks":        "``` `x` ````\n## ✅",
 	"ansi":             "\x1b[2J\x1b[1;1H✅ all pass\x1b]0;title\x07",
@@ -45,7 +45,7 @@ func TestInlineIsOneLineOfText(t *testing.T) {
 	if got := Inline("a\nb\x1bc\xffé\u202e"); got != `a\x0ab\x1bc\xffé\u202e` {
 		t.Errorf("Inline = %q", got)
 	}
-	if got := Inline("step01/internal/controller/edgeroute_controller.go — ✅ ok"); got != "step01/internal/controller/edgeroute_controller.go — ✅ ok" {
+	if got := Inline("lesson/internal/controller/edgeroute_controller.go — ✅ ok"); got != "lesson/internal/controller/edgeroute_controller.go — ✅ ok" {
 		t.Errorf("plain text changed: %q", got)
 	}
 }
@@ -124,7 +124,7 @@ func TestMarkdownShowsSubmissionStringsAsText(t *testing.T) {
 // hostileGraded is a graded report whose sandbox, notes and output quote s.
 func hostileGraded(s string) *Report {
 	r := &Report{
-		Dir: "step01", Cluster: "envtest",
+		Dir: "lesson", Cluster: "envtest",
 		Stages: []Stage{
 			{Name: "unit tests", Status: Fail, Detail: "the unit tests failed:\n" + s, Notes: []string{"sandbox: unit tests: killed 1 process left behind: " + s + " (pid 7)"}},
 			{Name: "build", Status: Pass},
@@ -137,7 +137,7 @@ func hostileGraded(s string) *Report {
 			Official: true, Gradable: true,
 			Upstream:   Revision{Repository: "/srv/gw10", Ref: "HEAD", Commit: "0123456789abcdef0123456789abcdef01234567"},
 			Submission: Revision{Repository: "https://example.com/" + s, Ref: s, Commit: "fedcba9876543210fedcba9876543210fedcba98"},
-			Ignored:    []string{"docs/" + s}, GeneratedDrift: []string{"step01/" + s},
+			Ignored:    []string{"docs/" + s}, GeneratedDrift: []string{"lesson/" + s},
 			Sandbox: &Sandbox{Enforced: true, User: "gw10-sandbox0", CutOff: []string{"unit tests: killed 1 process left behind: " + s + " (pid 7)", "at the end: " + s}},
 		},
 	}
@@ -148,10 +148,10 @@ func hostileGraded(s string) *Report {
 // hostileNotGradable is a refused submission whose reason quotes s.
 func hostileNotGradable(s string) *Report {
 	r := &Report{
-		Dir: "step01", Cluster: "envtest",
+		Dir: "lesson", Cluster: "envtest",
 		Checks: []CheckResult{{ID: "crd-schema", Title: "the CRD", Points: 10, Status: Skip, Message: "not run: the submission is not gradable"}},
 		Grading: &Grading{
-			Official: true, Reason: "step01/ holds symbolic links or submodules: " + s + ":\n  - " + s,
+			Official: true, Reason: "lesson/ holds symbolic links or submodules: " + s + ":\n  - " + s,
 			Sandbox: &Sandbox{Enforced: true, User: "gw10-sandbox0"},
 		},
 	}

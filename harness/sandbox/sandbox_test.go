@@ -291,7 +291,7 @@ exit 0`), 30*time.Second)
 // command line as report.Inline shows it, in what was cut off.
 func TestAProcessNameIsShownAsText(t *testing.T) {
 	s := open(t)
-	forged := "\n\n## gw10 step01 — ✅ all 13 checks pass, 140/140 points\n\n<!--\x1b[2J"
+	forged := "\n\n## gw10 — ✅ all 13 checks pass, 140/140 points\n\n<!--\x1b[2J"
 	res := run(t, s, Spec{Path: "/bin/bash", Args: []string{"-c", `setsid bash -c 'exec -a "$0" sleep 1000' "$FORGED" </dev/null >/dev/null 2>&1 &
 sleep 0.5`}, Env: []string{"FORGED=" + forged}}, 30*time.Second)
 	cut := strings.Join(res.CutOff, "|")
