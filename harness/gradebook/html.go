@@ -139,9 +139,9 @@ func (b *Book) provers(clause string) []string {
 
 func (b *Book) rowView(i int, r Row, dir string) rowView {
 	rv := rowView{
-		Anchor: fmt.Sprintf("learner-%d", i+1), Learner: r.Learner, Repository: r.Repository, Ref: r.Ref,
+		Anchor: fmt.Sprintf("learner-%d", i+1), Learner: visible(r.Learner), Repository: visible(r.Repository), Ref: visible(r.Ref),
 		Commit: r.Commit, CommitShort: short(r.Commit), Grader: r.GraderCommit, GraderShort: short(r.GraderCommit),
-		Reason: r.Reason(), PointsSort: -1,
+		Reason: visible(r.Reason()), PointsSort: -1,
 	}
 	if rv.Ref == "" {
 		rv.Ref = "HEAD"
@@ -149,14 +149,18 @@ func (b *Book) rowView(i int, r Row, dir string) rowView {
 	if r.Report != nil {
 		s := r.Report.Summary
 		rv.Points, rv.Total, rv.PointsSort = fmt.Sprint(s.Points), fmt.Sprint(s.TotalPoints), s.Points
-		rv.Warning, rv.Headline = r.Report.Warning, r.Report.Headline()
+		rv.Warning, rv.Headline = visible(r.Report.Warning), visible(r.Report.Headline())
 		for _, c := range r.Report.Checks {
 			msg := c.Message
 			if len(msg) > maxMessage {
 				msg = msg[:maxMessage] + "\n… (cut; the whole message is in the grade's reports)"
 			}
+			var causes []string
+			for _, cause := range c.Causes {
+				causes = append(causes, visible(cause))
+			}
 			rv.Checks = append(rv.Checks, checkView{ID: c.ID, Title: c.Title, Status: string(c.Status),
-				Points: fmt.Sprintf("%d/%d", c.Earned, c.Points), Message: msg, Causes: c.Causes})
+				Points: fmt.Sprintf("%d/%d", c.Earned, c.Points), Message: visible(msg), Causes: causes})
 		}
 		for _, name := range []string{"summary.md", "timeline.html", GradeFile, "junit.xml", "grade.log"} {
 			if href, ok := relLink(dir, filepath.Join(r.Dir, name)); ok {
@@ -196,9 +200,9 @@ func (b *Book) heat(kind string, rows []rowView, cols []heatCol, status func(Row
 	sort.SliceStable(cols, func(i, j int) bool { return cols[i].Failing > cols[j].Failing })
 	h.Cols = cols
 	for i, r := range b.Rows {
-		hr := heatRow{Anchor: rows[i].Anchor, Learner: r.Learner, Points: rows[i].Points}
+		hr := heatRow{Anchor: rows[i].Anchor, Learner: rows[i].Learner, Points: rows[i].Points}
 		if hr.Learner == "" {
-			hr.Learner = r.Repository
+			hr.Learner = rows[i].Repository
 		}
 		for _, c := range cols {
 			st := status(r, c.ID)
@@ -207,6 +211,28 @@ func (b *Book) heat(kind string, rows []rowView, cols []heatCol, status func(Row
 		h.Rows = append(h.Rows, hr)
 	}
 	return h
+}
+
+// visible spells out the characters of a learner's string that would
+// change how the page reads rather than show: control characters (but
+// newlines and tabs) as \x.., and the bidirectional overrides and
+// isolates (a name that turns the rest of its line around) as \u.....
+// html/template escapes the markup.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func statusClass(st report.Status) string {

@@ -136,12 +136,11 @@ func csvRecord(line string) ([]string, error) {
 }
 
 // isHeader says whether a first record names columns rather than a
-// submission: its first field is one of the column names.
+// submission: one of its fields is a name of the repository column.
 func isHeader(rec []string) bool {
-	first := strings.ToLower(rec[0])
-	for _, names := range rosterColumns {
-		for _, n := range names {
-			if first == n {
+	for _, f := range rec {
+		for _, n := range rosterColumns["repository"] {
+			if strings.ToLower(f) == n {
 				return true
 			}
 		}

@@ -116,7 +116,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
-	var todo []*plan
+	var todo, before []*plan
 	byCommit := map[string]*plan{}
 	var sum Summary
 	for _, pl := range plans {
@@ -126,8 +126,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		switch {
 		case pl.sameAs != nil:
 		case opts.GraderCommit != "" && isGrade(pl.dir):
-			sum.Reused++
-			p.line(pl.entry, "graded before: "+headlineOf(pl.dir))
+			before = append(before, pl)
 		case opts.GraderCommit != "" && findGrade(grades, pl.commit, opts.GraderCommit) != "":
 			pl.from = findGrade(grades, pl.commit, opts.GraderCommit)
 			todo = append(todo, pl)
@@ -139,51 +138,44 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 			todo = append(todo, pl)
 		}
 	}
+	sum.Reused = len(before)
 	p.total = len(todo)
 	p.printf("gw10 gradebook: %d submissions, %d graded before by this grader, %d to grade, %d at a time\n",
-		len(plans), sum.Reused, len(todo), opts.Jobs)
+		len(plans), len(before), len(todo), opts.Jobs)
+	for _, pl := range before {
+		p.line(pl.entry, "graded before: "+headlineOf(pl.dir))
+	}
 
+	// Jobs workers take the submissions in the roster's order. One that
+	// waits for another grade of its commit waits for an earlier one, which
+	// a worker already holds.
 	running := &runningSet{since: map[string]time.Time{}}
 	stopBeat := heartbeat(p, opts.Heartbeat, running)
-	sem := make(chan struct{}, opts.Jobs)
+	queue := make(chan *plan)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, pl := range todo {
+	for range opts.Jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer close(pl.done)
-			if pl.waitFor != nil {
-				<-pl.waitFor.done
-				if pl.waitFor.err == nil {
-					pl.from = pl.waitFor.dir
-				}
-			}
-			if pl.from != "" {
-				pl.err = copyGrade(pl.from, pl.dir, pl.entry)
-				if pl.err == nil {
-					mu.Lock()
-					sum.Reused++
-					mu.Unlock()
-					p.done(pl.entry, "the same commit was graded for another repository: its grade, copied: "+headlineOf(pl.dir))
-				}
-				return
-			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				pl.err = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
-			pl.err = gradeOne(ctx, opts, pl, p, running)
-			if pl.err == nil {
+			for pl := range queue {
+				reused, graded := work(ctx, opts, pl, p, running)
 				mu.Lock()
-				sum.Graded++
+				sum.Reused += reused
+				sum.Graded += graded
 				mu.Unlock()
 			}
 		}()
 	}
+	for _, pl := range todo {
+		if ctx.Err() != nil {
+			pl.err = ctx.Err()
+			close(pl.done)
+			continue
+		}
+		queue <- pl
+	}
+	close(queue)
 	wg.Wait()
 	stopBeat()
 	if err := ctx.Err(); err != nil {
@@ -211,6 +203,30 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	}
 	sum.Book = NewBook(rows)
 	return sum, nil
+}
+
+// work makes one plan's grade: a copy of another grade of its commit, or a
+// grade of its own. It says whether it copied one or graded one.
+func work(ctx context.Context, opts Options, pl *plan, p *progress, running *runningSet) (reused, graded int) {
+	defer close(pl.done)
+	if pl.waitFor != nil {
+		<-pl.waitFor.done
+		if pl.waitFor.err == nil {
+			pl.from = pl.waitFor.dir
+		}
+	}
+	if pl.from != "" {
+		if pl.err = copyGrade(pl.from, pl.dir, pl.entry); pl.err != nil {
+			p.done(pl.entry, "no grade: "+pl.err.Error())
+			return 0, 0
+		}
+		p.done(pl.entry, "the same commit was graded for another repository: its grade, copied: "+headlineOf(pl.dir))
+		return 1, 0
+	}
+	if pl.err = gradeOne(ctx, opts, pl, p, running); pl.err != nil {
+		return 0, 0
+	}
+	return 0, 1
 }
 
 func (pl *plan) submission() Submission {
@@ -466,7 +482,10 @@ func (r *runningSet) String() string {
 	defer r.mu.Unlock()
 	var parts []string
 	for label, t := range r.since {
-		parts = append(parts, fmt.Sprintf("%s for %s", label, time.Since(t).Round(time.Second)))
+		// A grade that just started is news in its own line already.
+		if took := time.Since(t); took >= 30*time.Second {
+			parts = append(parts, fmt.Sprintf("%s for %s", label, took.Round(time.Second)))
+		}
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
