@@ -70,17 +70,17 @@ func TestAGradebookOfRealSubmissionsMatchesTheirGrades(t *testing.T) {
 			t.Errorf("the run does not say %q:\n%s", want, first)
 		}
 	}
-	book := readFileT(t, filepath.Join(out, "gradebook.csv"))
+	book := mustRead(t, filepath.Join(out, "gradebook.csv"))
 	rowsMatchGrades(t, out, 3)
 
 	second := run()
 	if !strings.Contains(second, "3 graded before by this grader, 0 to grade") || strings.Contains(second, "grading ") {
 		t.Errorf("the second run graded again:\n%s", second)
 	}
-	if again := readFileT(t, filepath.Join(out, "gradebook.csv")); again != book {
+	if again := mustRead(t, filepath.Join(out, "gradebook.csv")); again != book {
 		t.Errorf("the same submissions at the same commits gave another gradebook:\n%s\n---\n%s", again, book)
 	}
-	html := readFileT(t, filepath.Join(out, "gradebook.html"))
+	html := mustRead(t, filepath.Join(out, "gradebook.html"))
 	for _, want := range []string{`data-heatmap="checks"`, `data-heatmap="clauses"`, `data-col="crd-schema"`, "&lt;img src=x onerror=alert(1)&gt;"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("gradebook.html lacks %s", want)
@@ -110,14 +110,14 @@ func TestAGradebookOfRealSubmissionsMatchesTheirGrades(t *testing.T) {
 		if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 			t.Fatalf("gw10 gradebook merge: %v\n%s", err, b)
 		}
-		if got := readFileT(t, filepath.Join(merged, "gradebook.csv")); got != book {
+		if got := mustRead(t, filepath.Join(merged, "gradebook.csv")); got != book {
 			t.Errorf("the merge of %v is not the local gradebook:\n%s\n---\n%s", dirs, got, book)
 		}
 	}
 	if b, err := exec.Command(bin, "gradebook", "merge", "--out", merged, ci).CombinedOutput(); err != nil {
 		t.Fatalf("gw10 gradebook merge: %v\n%s", err, b)
 	}
-	fromCI := strings.Split(strings.TrimSpace(readFileT(t, filepath.Join(merged, "gradebook.csv"))), "\n")
+	fromCI := strings.Split(strings.TrimSpace(mustRead(t, filepath.Join(merged, "gradebook.csv"))), "\n")
 	if len(fromCI) != 2 || !strings.Contains(book, fromCI[1]) {
 		t.Errorf("the workflow's grade is not the local run's row:\n%s\n---\n%s", fromCI, book)
 	}
@@ -135,21 +135,12 @@ func buildGw10(t *testing.T, commit string) string {
 	return bin
 }
 
-func readFileT(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // rowsMatchGrades: out's gradebook.csv has n rows, and each is what the
 // grade.json of its repository's commit says, the learner's name a text
 // cell.
 func rowsMatchGrades(t *testing.T, out string, n int) {
 	t.Helper()
-	book := readFileT(t, filepath.Join(out, "gradebook.csv"))
+	book := mustRead(t, filepath.Join(out, "gradebook.csv"))
 	recs, err := csv.NewReader(strings.NewReader(book)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
