@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,5 +188,40 @@ func rowsMatchGrades(t *testing.T, out string, n int) {
 	}
 	if !hostileSeen {
 		t.Errorf("the hostile learner's name is not a text cell:\n%s", book)
+	}
+}
+
+// TestThePlanIsTheRosterAsAMatrix: the cohort workflow's matrix is the
+// roster's URLs, refs (HEAD when none) and learners, numbered; a path, which
+// no runner reaches, and a roster past a matrix's limit are refused.
+func TestThePlanIsTheRosterAsAMatrix(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "roster.txt")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var out bytes.Buffer
+	roster := write("# c\nhttps://github.com/ada/gw10.git main Ada Lovelace\ngit@github.com:bob/gw10.git\n")
+	if err := runGradebookPlan([]string{"--roster", roster}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"id":"1","line":2,"learner":"Ada Lovelace","repository":"https://github.com/ada/gw10.git","ref":"main"},` +
+		`{"id":"2","line":3,"learner":"","repository":"git@github.com:bob/gw10.git","ref":"HEAD"}]` + "\n"
+	if out.String() != want {
+		t.Errorf("plan:\n%s\nwant\n%s", out.String(), want)
+	}
+	err := runGradebookPlan([]string{"--roster", write("https://github.com/ada/gw10.git\n../carol main\n")}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "line 2:") || !strings.Contains(err.Error(), "not a git URL") {
+		t.Errorf("a path in the plan: %v", err)
+	}
+	var many strings.Builder
+	for i := range maxMatrix + 1 {
+		fmt.Fprintf(&many, "https://github.com/l%d/gw10.git\n", i)
+	}
+	if err := runGradebookPlan([]string{"--roster", write(many.String())}, io.Discard); err == nil || !strings.Contains(err.Error(), "at most 256") {
+		t.Errorf("a roster past the matrix's limit: %v", err)
 	}
 }
