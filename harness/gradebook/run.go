@@ -390,12 +390,13 @@ func gradeOne(ctx context.Context, opts Options, pl *plan, p *progress, running 
 			if err := replaceDir(tmp, dst); err != nil {
 				return err
 			}
+			_ = os.Remove(failedLog(pl.dir)) // an earlier run's, now answered
 			p.done(pl.entry, fmt.Sprintf("%s (%s)", g.Report.Headline(), took))
 			return nil
 		}
 		// No grade: keep the log where the next run does not read it as one.
-		failedLog := filepath.Join(opts.Out, GradesDir, filepath.Base(pl.dir)+".failed.log")
-		_ = os.Rename(filepath.Join(tmp, "grade.log"), failedLog)
+		failed := failedLog(pl.dir)
+		_ = os.Rename(filepath.Join(tmp, "grade.log"), failed)
 		_ = os.RemoveAll(tmp)
 		if gerr == nil {
 			gerr = errors.New("the grade wrote no grade.json")
@@ -404,11 +405,15 @@ func gradeOne(ctx context.Context, opts Options, pl *plan, p *progress, running 
 			p.line(pl.entry, fmt.Sprintf("no grade: %s; grading it once more (%s)", oneLine(gerr.Error()), took))
 			continue
 		}
-		err = fmt.Errorf("%s (its output: %s)", oneLine(gerr.Error()), failedLog)
+		err = fmt.Errorf("%s (its output: %s)", oneLine(gerr.Error()), failed)
 		p.done(pl.entry, "no grade: "+err.Error())
 		return err
 	}
 }
+
+// failedLog is where the output of a grade that wrote no grade.json is
+// kept, beside the grades (a run reads no grade from it).
+func failedLog(dir string) string { return dir + ".failed.log" }
 
 func orHEAD(ref string) string {
 	if ref == "" {
