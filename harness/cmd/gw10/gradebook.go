@@ -197,7 +197,7 @@ func gradeEnv(env []string) []string {
 // gradebook of every grade under the directories, wherever it was made.
 func runGradebookMerge(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("gradebook merge", flag.ContinueOnError)
-	out := fs.String("out", "reports/gradebook", "directory for gradebook.csv and gradebook.html")
+	out := fs.String("out", "reports/gradebook-merged", "directory for gradebook.csv and gradebook.html (make gradebook's reports/gradebook is left as it is)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
