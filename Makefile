@@ -13,6 +13,12 @@ SUBMISSION ?=
 SUBMISSION_REF ?= HEAD
 UPSTREAM_REF ?= HEAD
 GRADE_OUT ?= reports
+# make gradebook: the roster (one submission a line, or CSV), how many grades
+# at once (default: from the cores), and where the gradebook goes: GRADE_OUT
+# when given, else reports/gradebook.
+ROSTER ?=
+JOBS ?=
+GRADEBOOK_OUT_DEFAULT := $(filter file default undefined,$(origin GRADE_OUT))
 # Every input a target takes from whoever runs it (a bot may forward a
 # learner's branch name to make grade) reaches the shell as a quoted
 # environment variable ("$$X"), never spliced into a command line.
@@ -38,6 +44,9 @@ override SUBMISSION := $(value SUBMISSION)
 override SUBMISSION_REF := $(value SUBMISSION_REF)
 override UPSTREAM_REF := $(value UPSTREAM_REF)
 override GRADE_OUT := $(value GRADE_OUT)
+override ROSTER := $(value ROSTER)
+override JOBS := $(value JOBS)
+override GRADEBOOK_OUT := $(if $(GRADEBOOK_OUT_DEFAULT),reports/gradebook,$(value GRADE_OUT))
 override VIEW := $(value VIEW)
 override REF := $(value REF)
 override ID := $(value ID)
@@ -50,7 +59,7 @@ override ONLY := $(value ONLY)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT ROSTER JOBS GRADEBOOK_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
 GW10 := bin/gw10
 GW10_FULL := bin/gw10-full
 # make check and make grade on CLUSTER=kind need the full build.
@@ -105,6 +114,10 @@ watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept 
 grade: $(CHECK_GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
 	@set -f; $(CHECK_GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
 	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $$CHECK_FLAGS
+
+.PHONY: gradebook
+gradebook: $(CHECK_GW10) ## Instructors: grade every submission of ROSTER=<file> [JOBS=n] [GRADE_OUT=reports/gradebook] as make grade does, into gradebook.csv and .html; a commit this grader graded before is not graded again.
+	@$(CHECK_GW10) gradebook --step "$$STEP" --cluster "$$CLUSTER" --roster "$$ROSTER" --upstream-ref "$$UPSTREAM_REF" --out "$$GRADEBOOK_OUT" --jobs "$$JOBS"
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint .github/workflows with the pinned actionlint.
