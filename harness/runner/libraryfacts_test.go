@@ -170,6 +170,26 @@ var libraryFacts = []libraryFact{
 		},
 	},
 	{
+		name: "an event for a key that waits out its backoff makes it ready at once",
+		stated: map[string][]string{
+			"docs/instructors.md": {"ready at once"},
+		},
+		holds: func(t *testing.T) {
+			q := priorityqueue.New[reconcile.Request]("facts", func(o *priorityqueue.Opts[reconcile.Request]) {
+				o.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Hour, time.Hour)
+			})
+			defer q.ShutDown()
+			q.AddRateLimited(request("a"))
+			if n := q.Len(); n != 0 {
+				t.Fatalf("a key retried with an hour's backoff is ready at once (%d ready)", n)
+			}
+			q.Add(request("a")) // the event of the pass's own status write, say
+			if n := q.Len(); n != 1 {
+				t.Errorf("after an event for it, %d keys are ready, want the waiting key, at once", n)
+			}
+		},
+	},
+	{
 		name: "the initial list's events and a resync's replays are queued at low priority, a real change at the default",
 		stated: map[string][]string{
 			"docs/step01.md":      {"low priority"},

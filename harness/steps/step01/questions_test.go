@@ -86,3 +86,38 @@ func hasAnchor(doc, id string) bool {
 	}
 	return false
 }
+
+// TestTheChaptersLinksResolve: every link of the chapter and its answers to
+// an anchor (in the same file, in another doc, in README) names one that
+// exists, so that moving a section (the main path, Going further) breaks no
+// "see …" of the text.
+func TestTheChaptersLinksResolve(t *testing.T) {
+	st := Step()
+	root := filepath.Join("..", "..", "..")
+	link := regexp.MustCompile(`\]\(([^)\s#]*)#([^)\s]+)\)`)
+	links := 0
+	for _, name := range []string{st.Chapter, strings.TrimSuffix(st.Chapter, ".md") + "-answers.md"} {
+		text, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+			links++
+			target := filepath.Join(root, filepath.Dir(name), m[1])
+			if m[1] == "" {
+				target = filepath.Join(root, name)
+			}
+			doc, err := os.ReadFile(target)
+			if err != nil {
+				t.Errorf("%s links to %s#%s: %v", name, m[1], m[2], err)
+				continue
+			}
+			if !hasAnchor(string(doc), m[2]) {
+				t.Errorf("%s links to %s#%s, which has no such anchor", name, m[1], m[2])
+			}
+		}
+	}
+	if links < 10 {
+		t.Errorf("found %d links to anchors: has the link syntax changed?", links)
+	}
+}
