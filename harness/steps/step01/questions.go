@@ -15,7 +15,7 @@ func questionEvidence() []step.QuestionEvidence {
 	return []step.QuestionEvidence{
 		{Question: "q-restart-predict", Where: "task 3 itself: start make run again with kubectl get er -w open in another shell, and read the controller's log from its start"},
 		{Question: "q-delete-predict", Where: "task 3 itself: once the controller runs again, curl -s http://127.0.0.1:9901/v1/routes, and read both logs: make proxy's (each push and withdraw it answers) and your controller's (each one it sends)"},
-		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log (two passes for one spec change), and what check quiescent catches (docs/step01.md#check-quiescent)"},
+		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log in Going further (two pushes for one spec change), and what check quiescent catches (docs/step01.md#check-quiescent)"},
 		{Question: "q-status-after-push", Where: "what checks push-failure and self-heal watch for (docs/step01.md#check-push-failure, #check-self-heal); task 5 in Going further makes the crash by hand"},
 		{Question: "q-watch-service", Where: "which object changes when a Pod behind a Service becomes ready: go doc k8s.io/api/discovery/v1.EndpointSlice and go doc k8s.io/api/core/v1.ServiceSpec (in step01/); then what your Service watch is woken by"},
 		{Question: "q-twice", Where: "task 4's run: your controller's log (a line per push) and kubectl get er -w around the one spec change (the status write between the two pushes)"},
