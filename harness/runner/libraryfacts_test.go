@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // A libraryFact is something the chapter, its answers or the instructors'
@@ -31,8 +33,29 @@ import (
 // holding after an upgrade fails here, naming the files that state it.
 type libraryFact struct {
 	name   string
-	stated map[string][]string // file (relative to the root) -> phrases it must contain
+	stated map[factDoc][]string // the doc -> phrases it must contain
 	holds  func(t *testing.T)
+}
+
+// A factDoc is one of the default step's docs that state library facts.
+type factDoc int
+
+const (
+	chapterText factDoc = iota // the chapter
+	answersDoc                 // its answers
+	guideDoc                   // the instructors' guide
+)
+
+// path is the doc's file, relative to the root.
+func (d factDoc) path() string {
+	switch d {
+	case chapterText:
+		return steps.Default().Chapter
+	case answersDoc:
+		return answersOf(steps.Default().Chapter)
+	default:
+		return filepath.Join("docs", "instructors.md")
+	}
 }
 
 // defaultController is a controller built as the builder builds one
@@ -90,10 +113,10 @@ func enqueuedPriority(t *testing.T, h handler.EventHandler, send func(handler.Ev
 var libraryFacts = []libraryFact{
 	{
 		name: "a controller's default queue is controller-runtime's priority queue",
-		stated: map[string][]string{
-			"docs/step01.md":         {"a priority queue"},
-			"docs/step01-answers.md": {"priority queue"},
-			"docs/instructors.md":    {"priority queue"},
+		stated: map[factDoc][]string{
+			chapterText: {"a priority queue"},
+			answersDoc:  {"priority queue"},
+			guideDoc:    {"priority queue"},
 		},
 		holds: func(t *testing.T) {
 			_, q := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -104,10 +127,10 @@ var libraryFacts = []libraryFact{
 	},
 	{
 		name: "a retry waits 5 ms, doubling per retry of the same key up to 1000 s",
-		stated: map[string][]string{
-			"docs/step01.md":         {"5 ms", "1000 s"},
-			"docs/step01-answers.md": {"5 ms", "1000 s"},
-			"docs/instructors.md":    {"5 ms", "1000 s"},
+		stated: map[factDoc][]string{
+			chapterText: {"5 ms", "1000 s"},
+			answersDoc:  {"5 ms", "1000 s"},
+			guideDoc:    {"5 ms", "1000 s"},
 		},
 		holds: func(t *testing.T) {
 			rl, _ := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -132,9 +155,9 @@ var libraryFacts = []libraryFact{
 	},
 	{
 		name: "the default limiter is per key only: no overall bucket",
-		stated: map[string][]string{
-			"docs/step01-answers.md": {"no overall bucket"},
-			"docs/instructors.md":    {"no overall bucket"},
+		stated: map[factDoc][]string{
+			answersDoc: {"no overall bucket"},
+			guideDoc:   {"no overall bucket"},
 		},
 		holds: func(t *testing.T) {
 			rl, _ := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -147,9 +170,9 @@ var libraryFacts = []libraryFact{
 	},
 	{
 		name: "without the priority queue, the limiter adds a bucket of 10 retries a second (burst 100) shared by every key",
-		stated: map[string][]string{
-			"docs/step01-answers.md": {"UsePriorityQueue", "10 a second", "burst 100"},
-			"docs/instructors.md":    {"UsePriorityQueue", "10 a second", "burst 100"},
+		stated: map[factDoc][]string{
+			answersDoc: {"UsePriorityQueue", "10 a second", "burst 100"},
+			guideDoc:   {"UsePriorityQueue", "10 a second", "burst 100"},
 		},
 		holds: func(t *testing.T) {
 			rl, q := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{UsePriorityQueue: new(false)})
@@ -171,8 +194,8 @@ var libraryFacts = []libraryFact{
 	},
 	{
 		name: "an event for a key that waits out its backoff makes it ready at once",
-		stated: map[string][]string{
-			"docs/instructors.md": {"ready at once"},
+		stated: map[factDoc][]string{
+			guideDoc: {"ready at once"},
 		},
 		holds: func(t *testing.T) {
 			q := priorityqueue.New[reconcile.Request]("facts", func(o *priorityqueue.Opts[reconcile.Request]) {
@@ -191,9 +214,9 @@ var libraryFacts = []libraryFact{
 	},
 	{
 		name: "the initial list's events and a resync's replays are queued at low priority, a real change at the default",
-		stated: map[string][]string{
-			"docs/step01.md":      {"low priority"},
-			"docs/instructors.md": {"low priority"},
+		stated: map[factDoc][]string{
+			chapterText: {"low priority"},
+			guideDoc:    {"low priority"},
 		},
 		holds: func(t *testing.T) {
 			route := func(rv string) client.Object {
@@ -234,13 +257,15 @@ var libraryFacts = []libraryFact{
 func TestTheChaptersLibraryFactsHold(t *testing.T) {
 	// The facts are read from the harness's controller-runtime; the chapter
 	// states them of the learner's.
-	harnessCR, learnerCR := requiredVersion(t, "harness/go.mod", crModule), requiredVersion(t, "step01/go.mod", crModule)
+	learnerMod := filepath.Join(steps.Default().Dir, "go.mod")
+	harnessCR, learnerCR := requiredVersion(t, "harness/go.mod", crModule), requiredVersion(t, learnerMod, crModule)
 	if harnessCR != learnerCR {
-		t.Fatalf("harness/go.mod requires %s %s, step01/go.mod %s: the facts below are read from the first", crModule, harnessCR, learnerCR)
+		t.Fatalf("harness/go.mod requires %s %s, %s %s: the facts below are read from the first", crModule, harnessCR, learnerMod, learnerCR)
 	}
 	for _, f := range libraryFacts {
 		t.Run(f.name, func(t *testing.T) {
-			for file, phrases := range f.stated {
+			for doc, phrases := range f.stated {
+				file := doc.path()
 				text, err := os.ReadFile(filepath.Join(root, file))
 				if err != nil {
 					t.Fatal(err)
