@@ -39,14 +39,14 @@ git@github.com:carol/gw10.git
 // any order (GitHub Classroom's export has many).
 func TestAClassroomExportIsARoster(t *testing.T) {
 	roster := "assignment_name,github_username,roster_identifier,student_repository_url,points_awarded\r\n" +
-		"step01,ada,Ada Lovelace,https://github.com/org/step01-ada,0\r\n" +
-		"step01,bob,,https://github.com/org/step01-bob,0\r\n"
+		"lesson1,ada,Ada Lovelace,https://github.com/org/lesson1-ada,0\r\n" +
+		"lesson1,bob,,https://github.com/org/lesson1-bob,0\r\n"
 	got, err := ParseRoster(strings.NewReader(roster), "/x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Repository != "https://github.com/org/step01-ada" || got[0].Learner != "ada" ||
-		got[1].Repository != "https://github.com/org/step01-bob" || got[1].Ref != "" {
+	if len(got) != 2 || got[0].Repository != "https://github.com/org/lesson1-ada" || got[0].Learner != "ada" ||
+		got[1].Repository != "https://github.com/org/lesson1-bob" || got[1].Ref != "" {
 		t.Errorf("got %+v", got)
 	}
 }

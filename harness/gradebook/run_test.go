@@ -33,14 +33,14 @@ var fixtureChecks = []struct {
 // fixtureReport is a grade as gw10 grade writes it: statuses are the
 // checks' verdicts in fixtureChecks' order; none: not gradable.
 func fixtureReport(repository, ref, commit, grader, message string, statuses ...report.Status) *report.Report {
-	rep := &report.Report{Dir: "step01", Cluster: "envtest", Started: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	rep := &report.Report{Dir: "lesson1", Cluster: "envtest", Started: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	g := &report.Grading{Official: true, Gradable: len(statuses) > 0,
 		Upstream:   report.Revision{Repository: "/up", Ref: grader, Commit: grader},
 		Submission: report.Revision{Repository: repository, Ref: ref, Commit: commit},
 		Sandbox:    &report.Sandbox{Enforced: true, User: "gw10-sandbox0"},
 		Grader:     &report.Grader{Commit: grader}}
 	if !g.Gradable {
-		g.Reason = "the submission has no step01/go.mod"
+		g.Reason = "the submission has no lesson1/go.mod"
 	}
 	for i, c := range fixtureChecks {
 		st := report.Skip
@@ -186,7 +186,7 @@ func TestACohortIsGradedOnceAtMostJobsAtATime(t *testing.T) {
 		"line 5 (Judy): 2/3 checks pass, 30/40 points",
 		"line 6 (Gone): no grade: cloning the submission: /c/gone does not exist",
 		"line 7 (Crash): no grade: gw10 grade: exit status 1 (its output: ",
-		"line 4 (Ivan): not gradable: the submission has no step01/go.mod",
+		"line 4 (Ivan): not gradable: the submission has no lesson1/go.mod",
 		"[6/6]",
 	} {
 		if !strings.Contains(progress, want) {

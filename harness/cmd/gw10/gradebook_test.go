@@ -65,7 +65,7 @@ func TestAGradebookOfRealSubmissionsMatchesTheirGrades(t *testing.T) {
 		"3 submissions, 0 graded before by this grader, 3 to grade, 2 at a time",
 		"line 2 (Ada): grading ", "[1/3]", "[3/3]",
 		"line 3 (Ada's twin): the same commit was graded for another repository: its grade, copied:",
-		"not gradable: the submission has no step01/go.mod",
+		"not gradable: the submission has no " + steps.Default().Dir + "/go.mod",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the run does not say %q:\n%s", want, first)
