@@ -18,6 +18,9 @@ import (
 type activity struct {
 	t *T
 
+	// scraping serializes scrapes: the periodic one and resume's.
+	scraping sync.Mutex
+
 	mu   sync.Mutex
 	last *ctrlproc.Metrics
 	// quiet reads the scrapes by the harness's one rule of idleness.
@@ -29,6 +32,9 @@ type activity struct {
 	// busySince is the first of the scrapes, up to the newest, that all saw
 	// a worker busy and no reconcile finished (zero when the newest did not).
 	busySince time.Time
+	// paused stops the periodic scrapes (T.QuietWindow): a scrape is a
+	// request the controller serves, work the kernel counts.
+	paused bool
 }
 
 // run scrapes until the returned stop is called or ctx ends.
@@ -40,7 +46,9 @@ func (a *activity) run(ctx context.Context) (stop func()) {
 		tick := time.NewTicker(a.t.Timeouts.Scrape)
 		defer tick.Stop()
 		for {
-			a.scrape(ctx)
+			if !a.isPaused() {
+				a.scrape(ctx)
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -51,10 +59,33 @@ func (a *activity) run(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
+func (a *activity) isPaused() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.paused
+}
+
+// pause stops the periodic scrapes until resume.
+func (a *activity) pause() {
+	a.mu.Lock()
+	a.paused = true
+	a.mu.Unlock()
+}
+
+// resume starts the periodic scrapes again, with one at once.
+func (a *activity) resume(ctx context.Context) {
+	a.mu.Lock()
+	a.paused = false
+	a.mu.Unlock()
+	a.scrape(ctx)
+}
+
 func (a *activity) scrape(ctx context.Context) {
 	if a.t.Controller == nil {
 		return
 	}
+	a.scraping.Lock()
+	defer a.scraping.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	m, err := a.t.Controller.Metrics(sctx)
 	cancel()

@@ -21,19 +21,27 @@ func (idleController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 }
 
 func (idleController) LogSince(time.Time) []ctrlproc.Line { return nil }
+func (idleController) Work() (ctrlproc.Work, error)       { return ctrlproc.Work{}, nil }
 
 // patientT is a check's T on an idle controller and a proxy stand-in, with
 // short waits.
 func patientT(t *testing.T) (*T, *proxy.Server) {
+	t.Helper()
+	to := DefaultTimeouts()
+	to.Scrape, to.Poll, to.PatientSettle = 20*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond
+	return scrapedT(t, "patient", idleController{}, to)
+}
+
+// scrapedT is check id's T on controller c and a proxy stand-in of its
+// own, c's metrics scraped as a check's are.
+func scrapedT(t *testing.T, id string, c Controller, to Timeouts) (*T, *proxy.Server) {
 	t.Helper()
 	p, err := proxy.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	to := DefaultTimeouts()
-	to.Scrape, to.Poll, to.PatientSettle = 20*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond
-	ct := NewT("patient", Env{Controller: idleController{}, Proxy: p, Namespace: "ns", Timeouts: to})
+	ct := NewT(id, Env{Controller: c, Proxy: p, Namespace: "ns", Timeouts: to, Primary: edgeRoutes})
 	stop := ct.activity.run(context.Background())
 	t.Cleanup(stop)
 	return ct, p

@@ -29,6 +29,9 @@ type Controller interface {
 	Metrics(ctx context.Context) (ctrlproc.Metrics, error)
 	// LogSince returns the controller's log lines since a moment.
 	LogSince(t time.Time) []ctrlproc.Line
+	// Work reads what the controller's processes have done so far, as the
+	// kernel counts it (ctrlproc.Work): evidence from outside the process.
+	Work() (ctrlproc.Work, error)
 }
 
 // Env is what a check works with; the runner makes one per check.
@@ -73,6 +76,11 @@ type Env struct {
 	// Probe compiles and runs a grader-owned test beside the step's code
 	// (see Probe); nil where the runner gives none.
 	Probe ProbeFunc
+	// APIRequests is what a recording front between the controller and
+	// the API server saw (every request, reads and writes that change
+	// nothing included), as the quiet windows read it (WatchQuiet); nil
+	// where there is no front.
+	APIRequests APIRecord
 }
 
 // T is a check's handle, as testing.T is a test's: the environment, the

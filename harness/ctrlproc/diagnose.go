@@ -37,6 +37,10 @@ type Snapshot struct {
 	// watches (crd-schema only creates with dry-run): no reconcile is then
 	// no sign of a reconciler left unregistered.
 	NothingToReconcile bool
+	// DoneOutside is what the controller was seen doing from outside its
+	// process during the check ("the proxy received 31 pushes"; empty:
+	// nothing): a reconcile count of 0 beside it is not believed.
+	DoneOutside string
 	// Kind and GoType name the kind the controller reconciles in hints
 	// ("EdgeRoute", "netv1.EdgeRoute": the step's checks.Primary); the
 	// harness knows no kind of its own.
@@ -84,6 +88,11 @@ func Diagnose(s Snapshot) []Finding {
 	}
 	if !s.Exited && s.Metrics != nil {
 		switch {
+		case s.Metrics.ReconcileTotal == 0 && s.DoneOutside != "":
+			out = append(out, Finding{
+				Cause: "the controller's /metrics count no reconcile, yet " + s.DoneOutside + ": its work runs outside Reconcile, or its /metrics do not show what it does",
+				Hint:  "serve controller-runtime's own metrics on the address --metrics-bind-address names (the manager's Metrics options), and do the work in Reconcile",
+			})
 		case s.Metrics.ReconcileTotal == 0 && s.Metrics.ActiveWorkers == 0 && !s.NothingToReconcile:
 			out = append(out, Finding{
 				Cause: "the controller never reconciled anything",

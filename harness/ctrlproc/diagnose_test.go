@@ -46,6 +46,11 @@ func TestDiagnose(t *testing.T) {
 			want: []string{"never reconciled"},
 		},
 		{
+			name: "no reconcile counted while the proxy saw pushes: the metrics are not believed",
+			snap: Snapshot{Metrics: &Metrics{}, DoneOutside: "the proxy received 31 pushes and withdraws"},
+			want: []string{"the controller's /metrics count no reconcile, yet the proxy received 31 pushes and withdraws: its work runs outside Reconcile, or its /metrics do not show what it does"},
+		},
+		{
 			name: "no reconcile when there was nothing to reconcile says nothing",
 			snap: Snapshot{Metrics: &Metrics{}, NothingToReconcile: true},
 			want: nil,

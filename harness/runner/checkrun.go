@@ -206,7 +206,8 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 	}
 	lines := ctrl.log.Since(since)
 	snap := ctrlproc.Snapshot{Log: lineTexts(lines), Role: r.role, Kind: r.opts.Step.Primary.Kind(), GoType: r.opts.Step.Primary.Type(),
-		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle)}
+		NothingToReconcile: !acted(res.Evidence) || justStarted(lines, time.Now(), r.opts.Timeouts.Settle),
+		DoneOutside:        doneOutside(res.Evidence)}
 	if p := ctrl.current(); p != nil {
 		snap.Exited, snap.ExitText = p.Exited()
 		if !snap.Exited {
@@ -225,6 +226,28 @@ func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.
 	if res.Logs == nil {
 		res.Logs = ctrlproc.Excerpt(ctrl.log.Last(r.opts.LogLines))
 	}
+}
+
+// doneOutside says what the proxy and the API server saw the controller do
+// during the check, since its current process started (the check's last
+// restart of it, if any: a new process counts from 0): its pushes,
+// withdraws and status writes ("" for none).
+func doneOutside(events []evidence.Event) string {
+	var since time.Time
+	for _, e := range events {
+		if e.Kind == evidence.Action && (e.Trigger == evidence.Restarted || e.Trigger == evidence.Killed) {
+			since = e.At
+		}
+	}
+	tl := evidence.TallyAfter(events, since, "")
+	var parts []string
+	if n := tl.Pushes + tl.Withdraws; n > 0 {
+		parts = append(parts, "the proxy received "+checks.Count(n, "push or withdraw", "pushes and withdraws"))
+	}
+	if tl.StatusWrites > 0 {
+		parts = append(parts, "the API server "+checks.Count(tl.StatusWrites, "status write", "status writes"))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // acted says whether the check did something to the world (created,

@@ -110,6 +110,15 @@ func (c *controller) Metrics(ctx context.Context) (ctrlproc.Metrics, error) {
 	return p.Scrape(ctx)
 }
 
+// Work reads the current process's work so far (ctrlproc.Process.Work).
+func (c *controller) Work() (ctrlproc.Work, error) {
+	p := c.current()
+	if p == nil {
+		return ctrlproc.Work{}, errStopped
+	}
+	return p.Work()
+}
+
 // LogSince returns the log lines since t, across restarts.
 func (c *controller) LogSince(t time.Time) []ctrlproc.Line { return c.log.Since(t) }
 

@@ -142,11 +142,13 @@ is not accepted (Accepted=False, reason ServiceNotFound), it must not be Program
 the data plane must not hold it. Every condition carries observedGeneration, the
 metadata.generation it describes. Then return ctrl.Result{}, nil: the route waits for
 its Service at no cost, and the Service watch wakes it when the Service appears.
-Requeue: true (or an error, or a RequeueAfter under a second) here is polling: it
-works, slowly, and costs a reconcile per route per tick forever. The check measures
-it: any reconcile once the route was reported, while nothing changes, other than a
-RequeueAfter of a second or more. If the controller's log says "forbidden", the ClusterRole
-generated from your RBAC markers lacks Services.`,
+Requeue: true (or an error, or any RequeueAfter) here is polling: it works, slowly, and
+costs a pass per route per tick forever. The check watches a quiet window once the route
+was reported, while nothing changes: a reconcile, a push or withdraw, a status write or
+the controller's threads waking on a timer fails it; the harness reads the proxy, the API
+server and the kernel's counts of the process, not the controller's own /metrics. If
+the controller's log says "forbidden", the ClusterRole generated from your RBAC markers
+lacks Services.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "orphan", "no-such-service", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
@@ -160,73 +162,75 @@ generated from your RBAC markers lacks Services.`,
 	},
 }
 
-// noPolling fails the check when the controller keeps reconciling while
-// the waiting routes wait for something only a watch can bring. The verdict
-// is the reconcile rate measured over a window once the controller went
-// idle (the echo of the routes' own status writes has come and gone), not
-// what the reconciles asked for: a requeue that the window never sees fire
-// (a periodic resync after ten minutes) costs nothing, and a RequeueAfter of
-// a second or more is fair (at most one reconcile per waiting route per
-// second, every one of them a requeue_after).
+// noPolling fails the check when the controller keeps working while the
+// waiting routes wait for something only a watch can bring. The window
+// starts once the controller went idle (the echo of the routes' own status
+// writes has come and gone); in it, any work seen from outside the process
+// (a push or withdraw at the proxy, a write at the API server, the kernel's
+// count of its wakeups) fails, and so does any reconcile its /metrics
+// count, whatever it asked for: a requeue that the window never sees fire
+// (a periodic resync after ten minutes) costs nothing, a timer that fires
+// while the route waits is polling (Q-NO-POLL). A count of 0 in its
+// /metrics never outweighs the outside evidence.
 func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitingFor string, window time.Duration) {
 	t.WaitIdle(ctx)
-	before, err := t.MeasuredMetrics(ctx)
-	if err != nil {
-		t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, err)
+	w := t.WatchQuiet(ctx, window, checks.Keys(waiting...))
+	busy, admitted := w.Busy(), w.Admitted()
+	if w.WorkErr != nil {
+		t.Logf("the controller's work in the window could not be read: %v", w.WorkErr)
 	}
-	t.Sleep(ctx, window)
-	after, err := t.MeasuredMetrics(ctx)
-	if err != nil {
-		t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, err)
+	if len(busy) == 0 && admitted == "" {
+		if w.MetricsErr != nil {
+			t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, w.MetricsErr)
+		}
+		if w.WorkErr == nil {
+			t.Logf("while %s waited for %s (%s), the controller's threads woke %d times and ran %s: idle",
+				routeNames(waiting), waitingFor, w.Length().Round(10*time.Millisecond), w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+		}
+		return
 	}
-	polls := int(after.ReconcileTotal - before.ReconcileTotal)
-	byResult := map[string]int{}
-	for k, v := range after.ByResult {
-		if d := int(v - before.ByResult[k]); d > 0 {
-			byResult[k] = d
+	who := routeNames(waiting)
+	var observed []string
+	if admitted != "" {
+		cause, obs := pollingWords(who, waitingFor, w.Reconciles, w.Length(), w.ByResult)
+		t.Cause("%s", cause)
+		observed = append(observed, obs)
+	}
+	for _, b := range busy {
+		t.Cause("while %s waited for %s, %s: that is polling", who, waitingFor, b)
+		observed = append(observed, b)
+	}
+	if len(busy) > 0 {
+		if d := w.Denied(); d != "" {
+			observed = append(observed, d)
 		}
 	}
-	if polls <= 0 {
-		return
-	}
-	names := make([]string, len(waiting))
-	for i, r := range waiting {
-		names[i] = r.String()
-	}
-	who := strings.Join(names, " and ")
-	if fairRequeues(byResult, polls, len(waiting), window) {
-		t.Logf("Reconcile ran %s in %s while %s waited for %s, every time a RequeueAfter of about a second or more: fair, not polling",
-			checks.Times(polls), window, who, waitingFor)
-		return
-	}
-	cause, observed := pollingWords(who, waitingFor, polls, window, byResult)
-	t.Cause("%s", cause)
 	t.Fatalf("%s waits for %s: the controller must do nothing until something it depends on changes.\n"+
-		"  expected: no reconcile once the route was reported, until an event wakes it (a RequeueAfter of a second or more is tolerated)\n"+
+		"  expected: nothing done once the route was reported, until an event wakes it: no reconcile, no push or withdraw, no write, no work on a timer\n"+
 		"  observed: %s\n"+
 		"  clause:   %s (make hint ID=%s)",
-		who, waitingFor, observed, ClauseNoPoll, ClauseNoPoll)
+		who, waitingFor, strings.Join(observed, ";\n            "), ClauseNoPoll, ClauseNoPoll)
+}
+
+// routeNames reads "EdgeRoute ns/a and EdgeRoute ns/b".
+func routeNames(routes []*checks.Route) string {
+	names := make([]string, len(routes))
+	for i, r := range routes {
+		names[i] = r.String()
+	}
+	return strings.Join(names, " and ")
 }
 
 // pollingWords says what noPolling measured: the reconciles of the quiet
 // window just watched (named as such), their rate and their results.
 func pollingWords(who, waitingFor string, polls int, window time.Duration, byResult map[string]int) (cause, observed string) {
 	rate := float64(polls) / window.Seconds()
+	window = window.Round(10 * time.Millisecond)
 	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
 		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
 	observed = fmt.Sprintf("%s in the last %s, counted once the controller had gone idle (%s)",
 		checks.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
 	return cause, observed
-}
-
-// fairRequeues: every reconcile of the window was a requeue_after, no more
-// than one per waiting route per second (a window of w seconds can hold w+1
-// ticks of a one-second timer).
-func fairRequeues(byResult map[string]int, polls, routes int, window time.Duration) bool {
-	if byResult["requeue_after"] != polls {
-		return false
-	}
-	return polls <= routes*(int(window/time.Second)+1)
 }
 
 // selfHealACKDelay holds the proxy's ACK so that a status written before the
@@ -246,7 +250,7 @@ points at an EdgeRoute, and the user's Service has none. Watch Services with
 Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
 whose spec.service names it: a field index on spec.service makes that a cache lookup.
 Requeueing while the Service is missing gets there too, late and at a price: the check
-fails Requeue: true and any RequeueAfter under a second. A second route names the same
+fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route names the same
 Service, and a route in another namespace a Service of the same name: the Service's
 creation must reach both of the first (a map function returns every route that names
 it) and change nothing for the third. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
@@ -568,15 +572,12 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		t.WaitIdle(ctx)
 
 		// 1. Left alone for a while, a converged controller does nothing:
-		// no status write (hot loop) and no reconcile (RequeueAfter polling).
-		before, m0 := snapshot(ctx, t, r)
-		t.Sleep(ctx, t.Timeouts.Quiet)
-		after, m1 := snapshot(ctx, t, r)
-		var problems []string
-		if n := m1.ReconcileTotal - m0.ReconcileTotal; n > 0 {
-			problems = append(problems, fmt.Sprintf("Reconcile ran %s in %s after the route had converged, with nothing changing (controller_runtime_reconcile_total %.0f -> %.0f): a converged controller that keeps reconciling",
-				checks.Times(int(n)), t.Timeouts.Quiet, m0.ReconcileTotal, m1.ReconcileTotal))
-		}
+		// no status write (hot loop), no reconcile, no push and no work on
+		// a timer (polling), whatever its /metrics say.
+		before := snapshot(ctx, t, r)
+		w := t.WatchQuiet(ctx, t.Timeouts.Quiet, checks.Keys(r))
+		after := snapshot(ctx, t, r)
+		problems := quietProblems(t, w)
 		problems = append(problems, rewritten(r, before, after)...)
 
 		// 2. An event that changes nothing the route depends on (an annotation
@@ -591,7 +592,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		t.Must(t.Client.Patch(ctx, svc, patch), "annotating Service quiet-svc")
 		t.Sleep(ctx, t.Timeouts.Absent)
 		t.WaitIdle(ctx)
-		poked, _ := snapshot(ctx, t, r)
+		poked := snapshot(ctx, t, r)
 		problems = append(problems, rewritten(r, after, poked)...)
 
 		if len(problems) > 0 {
@@ -924,17 +925,48 @@ func listings(all []proxy.Listing, from time.Time) string {
 	}
 }
 
-// snapshot reads the route and the controller's metrics, waiting until the
-// second changes first so that a fresh timestamp would differ from the last one.
-func snapshot(ctx context.Context, t *checks.T, r *checks.Route) (*unstructured.Unstructured, metricsView) {
+// snapshot reads the route, waiting until the second changes first so that
+// a fresh timestamp would differ from the last one.
+func snapshot(ctx context.Context, t *checks.T, r *checks.Route) *unstructured.Unstructured {
 	t.Sleep(ctx, time.Until(time.Now().Truncate(time.Second).Add(time.Second+50*time.Millisecond)))
-	obj := r.MustGet(ctx)
-	m, err := t.Controller.Metrics(ctx)
-	t.Must(err, "scraping the controller's metrics")
-	return obj, metricsView{ReconcileTotal: m.ReconcileTotal}
+	return r.MustGet(ctx)
 }
 
-type metricsView struct{ ReconcileTotal float64 }
+// quietProblems is what a converged controller's quiet window shows it
+// doing: the reconciles its /metrics count (a controller that admits
+// polling), then the work seen from outside it, each a cause of its own.
+func quietProblems(t *checks.T, w checks.QuietWindow) []string {
+	if w.WorkErr != nil {
+		t.Logf("the controller's work in the quiet window could not be read: %v", w.WorkErr)
+	}
+	if w.MetricsErr != nil && len(w.Busy()) == 0 {
+		t.Fatalf("no verdict on a converged controller's quiet: %v", w.MetricsErr)
+	}
+	var problems []string
+	window := w.Length().Round(10 * time.Millisecond)
+	if w.Reconciles > 0 {
+		p := fmt.Sprintf("Reconcile ran %s in %s after the route had converged, with nothing changing (%s, by its /metrics): a converged controller that keeps reconciling",
+			checks.Times(w.Reconciles), window, checks.ResultList(w.ByResult))
+		t.Cause("%s", p)
+		problems = append(problems, p)
+	}
+	busy := w.Busy()
+	for _, b := range busy {
+		p := "after the route had converged, " + b + ": a converged controller that works on a timer"
+		t.Cause("%s", p)
+		problems = append(problems, p)
+	}
+	if len(busy) > 0 {
+		if d := w.Denied(); d != "" {
+			problems = append(problems, d)
+		}
+	}
+	if len(problems) == 0 && w.WorkErr == nil {
+		t.Logf("in the %s after the route had converged, the controller's threads woke %d times and ran %s: idle",
+			window, w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+	}
+	return problems
+}
 
 func rewritten(r *checks.Route, before, after *unstructured.Unstructured) []string {
 	if before.GetResourceVersion() == after.GetResourceVersion() {

@@ -21,33 +21,6 @@ func TestPollingWordsNameTheirWindows(t *testing.T) {
 	}
 }
 
-// TestTheQuietWindowJudgesPolling: the verdict is what the window measured,
-// never what the reconciles asked for: RequeueAfter at most once per waiting
-// route per second is fair, a Requeue, an error or a faster timer is not.
-func TestTheQuietWindowJudgesPolling(t *testing.T) {
-	for _, c := range []struct {
-		byResult map[string]int
-		routes   int
-		fair     bool
-	}{
-		{map[string]int{"requeue_after": 3}, 1, true},
-		{map[string]int{"requeue_after": 4}, 1, true}, // a 3 s window holds four ticks of a 1 s timer
-		{map[string]int{"requeue_after": 5}, 1, false},
-		{map[string]int{"requeue_after": 8}, 2, true},
-		{map[string]int{"requeue": 1}, 1, false},
-		{map[string]int{"error": 1}, 1, false},
-		{map[string]int{"success": 1, "requeue_after": 1}, 1, false},
-	} {
-		polls := 0
-		for _, n := range c.byResult {
-			polls += n
-		}
-		if got := fairRequeues(c.byResult, polls, c.routes, 3*time.Second); got != c.fair {
-			t.Errorf("%v over %d routes in 3s: fair %v, want %v", c.byResult, c.routes, got, c.fair)
-		}
-	}
-}
-
 // TestSelfHealsOneLinerBlamesNoDesign: self-heal fails for several designs
 // (Owns(), no Service watch at all, polling, skipping a pass on
 // observedGeneration), and its hint is the one line a learner sees whenever

@@ -1,0 +1,393 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// A quiet window is a stretch of time in which the world does not change
+// and a correct controller does nothing: a converged route left alone
+// (quiescent, sequences), a route that waits for its Service
+// (missing-service, self-heal). Its verdict rests on evidence from outside
+// the controller's process, each side on its own:
+//
+//   - the proxy stand-in: a push or withdraw of the window's routes;
+//   - the API server: a write of the window's objects, seen on the
+//     recorder's watch, and every request a front between the controller
+//     and the API server recorded (Env.APIRequests), when there is one;
+//   - the kernel: the work of the controller's processes (ctrlproc.Work),
+//     read by the harness from /proc, against the figures of an idle
+//     controller-runtime manager (IdleWakeups, IdleRun).
+//
+// The controller's /metrics are still read: a reconcile counted in the
+// window fails it (a controller that admits polling), but a count of 0
+// never outweighs the other sides, since the program under test serves its
+// own /metrics and can say anything there.
+
+// IdleWakeups and IdleRun are the bounds of a controller with nothing to
+// do, per second of a quiet window: above both, its threads are working on
+// a timer.
+//
+// Measured on the 2-core machine (docs/harness.md, "Quiet windows"), per
+// second, the harness's scrapes paused: the solution idle (a converged
+// route, or a route waiting for its Service) woke 10-25 times and ran
+// 0.7-1.6 ms; the solution requeueing every 100 ms, pushing and writing
+// nothing (it remembers what it pushed), woke 54-101 times and ran
+// 4.1-7 ms (54-68 wakeups with GOMAXPROCS=1); a RequeueAfter of a second
+// for one waiting route, 22-34 times and 1.7-1.9 ms, which the bounds do
+// not tell from idle.
+const (
+	IdleWakeups = 40
+	IdleRun     = 2500 * time.Microsecond
+)
+
+// idleWakeupsSeen and idleRunSeen are what an idle manager was measured
+// doing per second (above), for the failure message.
+const (
+	idleWakeupsSeen = 15
+	idleRunSeen     = time.Millisecond
+)
+
+// MinWorkWindow is the shortest quiet window whose kernel figures are
+// judged on their own: over a shorter one, a garbage collection or a
+// watch's keep-alive is a large part of the count. Shorter windows are
+// added up (QuietTally) until they are this long.
+const MinWorkWindow = 2 * time.Second
+
+// APIRequest is one request the controller sent the API server, as a
+// recording front between them saw it.
+type APIRequest struct {
+	At        time.Time
+	Verb      string // get, list, watch, create, update, patch, delete
+	Namespace string
+	Resource  string // edgeroutes, services, …
+	// Subresource is "status" for a status write, else empty.
+	Subresource string
+	Name        string
+}
+
+// APIRecord is what a front between the controller and the API server
+// recorded: every request, including those the API server answers without
+// a trace on a watch (a read, a write that changes nothing).
+type APIRecord interface {
+	// Requests returns the controller's requests that arrived in [from, to).
+	Requests(from, to time.Time) []APIRequest
+}
+
+// QuietWindow is what each side saw during one quiet window.
+type QuietWindow struct {
+	From, To time.Time
+	// What waited or stood converged: the window's objects of the primary
+	// kind ("EdgeRoute ns/name"), their proxy keys and namespaces.
+	Objects    []string
+	Keys       []proxy.Key
+	Namespaces []string
+
+	// Proxy: the pushes and withdraws of the window's routes; Listings:
+	// the listings of the proxy's table (any: a listing names no route).
+	Proxy    []proxy.Event
+	Listings []proxy.Listing
+	// Writes: the changes of the window's objects seen on the watch.
+	Writes []evidence.Event
+	// Requests: the front's requests about the window's namespaces, other
+	// than watches (nil without a front).
+	Requests []APIRequest
+	// Work: the controller's work in the window, as the kernel counts it;
+	// WorkErr when it could not be read.
+	Work    ctrlproc.Work
+	WorkErr error
+	// Reconciles: the reconciles the controller's /metrics counted in the
+	// window, by result; MetricsErr when they could not be read.
+	Reconciles int
+	ByResult   map[string]int
+	MetricsErr error
+}
+
+// Length is how long the window lasted.
+func (w QuietWindow) Length() time.Duration { return w.To.Sub(w.From) }
+
+// Busy is what the window's outside evidence says the controller did, one
+// line per side that saw work (none: it did nothing that can be seen). The
+// controller's own metrics are not among them (see Admitted).
+func (w QuietWindow) Busy() []string {
+	var out []string
+	if s := w.proxyWork(); s != "" {
+		out = append(out, s)
+	}
+	if n := len(w.Listings); n > 0 {
+		out = append(out, fmt.Sprintf("the controller listed the proxy's routes %s in %s with nothing changing",
+			Times(n), w.Length().Round(10*time.Millisecond)))
+	}
+	if s := w.writeWork(); s != "" {
+		out = append(out, s)
+	}
+	if s := w.requestWork(); s != "" {
+		out = append(out, s)
+	}
+	if w.WorkErr == nil && w.Length() >= MinWorkWindow {
+		if s := KernelWork(w.Work, w.Length()); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Admitted is what the controller's /metrics say it did in the window:
+// the reconciles it counted, if any ("" when none or unreadable).
+func (w QuietWindow) Admitted() string {
+	if w.MetricsErr != nil || w.Reconciles <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("its /metrics counted %s in the window (%s)", Count(w.Reconciles, "reconcile", "reconciles"), resultList(w.ByResult))
+}
+
+// Denied says, beside outside evidence of work, that the controller's
+// /metrics counted nothing: what a program that serves its own figures may
+// say, and not evidence.
+func (w QuietWindow) Denied() string {
+	if w.MetricsErr != nil {
+		return "its /metrics could not be read after the window"
+	}
+	if w.Reconciles > 0 {
+		return ""
+	}
+	return "its /metrics counted no reconcile in the window; the harness does not take a controller's word for what it did"
+}
+
+func (w QuietWindow) proxyWork() string {
+	if len(w.Proxy) == 0 {
+		return ""
+	}
+	pushes, withdraws := 0, 0
+	routes := map[string]bool{}
+	for _, ev := range w.Proxy {
+		if ev.Method == http.MethodPut {
+			pushes++
+		} else {
+			withdraws++
+		}
+		routes[ev.Key.String()] = true
+	}
+	var parts []string
+	if pushes > 0 {
+		parts = append(parts, Count(pushes, "push", "pushes"))
+	}
+	if withdraws > 0 {
+		parts = append(parts, Count(withdraws, "withdraw", "withdraws"))
+	}
+	return fmt.Sprintf("the proxy received %s of %s in %s with nothing changing (the last at %s)",
+		strings.Join(parts, " and "), strings.Join(sortedKeys(routes), ", "), w.Length().Round(10*time.Millisecond),
+		w.Proxy[len(w.Proxy)-1].Received.Format("15:04:05.000"))
+}
+
+func (w QuietWindow) writeWork() string {
+	if len(w.Writes) == 0 {
+		return ""
+	}
+	last := w.Writes[len(w.Writes)-1]
+	return fmt.Sprintf("the API server saw %s of %s in %s with nothing changing; the last: %s",
+		Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
+}
+
+func (w QuietWindow) requestWork() string {
+	if len(w.Requests) == 0 {
+		return ""
+	}
+	verbs := map[string]int{}
+	for _, r := range w.Requests {
+		what := r.Verb + " " + r.Resource
+		if r.Subresource != "" {
+			what += "/" + r.Subresource
+		}
+		verbs[what]++
+	}
+	return fmt.Sprintf("the controller sent the API server %s in %s with nothing changing (%s)",
+		Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
+}
+
+// KernelWork says why work done in a window of length d is more than an
+// idle controller does ("" when it is not: at or under IdleWakeups or IdleRun
+// figure).
+func KernelWork(work ctrlproc.Work, d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	secs := d.Seconds()
+	wakeups := float64(work.Wakeups) / secs
+	ran := time.Duration(float64(work.Ran) / secs)
+	if wakeups <= IdleWakeups || ran <= IdleRun {
+		return ""
+	}
+	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
+		"by the kernel's counts in /proc); an idle controller-runtime manager wakes about %d times and runs about %s a second, "+
+		"and over %d times and %s a second is work on a timer",
+		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), wakeups, ms(ran),
+		idleWakeupsSeen, ms(idleRunSeen), IdleWakeups, ms(IdleRun))
+}
+
+// ms reads a CPU time in milliseconds, with a decimal under 10 ms.
+func ms(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// WatchQuiet leaves the world alone for d and returns what each side saw
+// of the routes keys meanwhile. The harness's periodic scrapes of the
+// controller's metrics pause for the window (each is a request the
+// controller serves: work the kernel would count), and one scrape after it
+// counts the window's reconciles. Call it once the controller is idle
+// (WaitIdle).
+func (t *T) WatchQuiet(ctx context.Context, d time.Duration, keys []proxy.Key) QuietWindow {
+	w := QuietWindow{Keys: keys}
+	for _, k := range keys {
+		w.Objects = append(w.Objects, t.Primary.Object(k.Namespace, k.Name))
+		if !slices.Contains(w.Namespaces, k.Namespace) {
+			w.Namespaces = append(w.Namespaces, k.Namespace)
+		}
+	}
+	t.activity.pause()
+	m0, m0err := t.lastMetrics()
+	var w0 ctrlproc.Work
+	if t.Controller == nil {
+		w.WorkErr = errNoController
+	} else {
+		w0, w.WorkErr = t.Controller.Work()
+	}
+	w.From = time.Now()
+	t.Sleep(ctx, d)
+	w.To = time.Now()
+	if w.WorkErr == nil {
+		var w1 ctrlproc.Work
+		if w1, w.WorkErr = t.Controller.Work(); w.WorkErr == nil {
+			w.Work = w1.Sub(w0)
+		}
+	}
+	t.activity.resume(ctx)
+	m1, m1err := t.MeasuredMetrics(ctx)
+	switch {
+	case m0err != nil:
+		w.MetricsErr = m0err
+	case m1err != nil:
+		w.MetricsErr = m1err
+	default:
+		w.Reconciles, w.ByResult = metricsDelta(m0, m1)
+	}
+	w.collect(t)
+	return w
+}
+
+// Keys are the routes' proxy keys.
+func Keys(routes ...*Route) []proxy.Key {
+	out := make([]proxy.Key, len(routes))
+	for i, r := range routes {
+		out[i] = r.Key()
+	}
+	return out
+}
+
+var errNoController = errors.New("no controller process to read")
+
+// lastMetrics is the newest scrape, which WaitIdle saw succeed.
+func (t *T) lastMetrics() (ctrlproc.Metrics, error) {
+	if m, ok := t.activity.metrics(); ok {
+		return m, nil
+	}
+	return ctrlproc.Metrics{}, fmt.Errorf("the controller's metrics could not be read before the window: nothing was measured")
+}
+
+// metricsDelta is the reconciles between two scrapes, by result; a
+// counter that went down (a new process) counts from 0.
+func metricsDelta(m0, m1 ctrlproc.Metrics) (int, map[string]int) {
+	by := resultDelta(&m0, &m1)
+	n := 0
+	for _, v := range by {
+		n += v
+	}
+	return n, by
+}
+
+// collect reads the window's proxy events, watch events and front requests.
+func (w *QuietWindow) collect(t *T) {
+	in := func(at time.Time) bool { return !at.Before(w.From) && at.Before(w.To) }
+	if t.Proxy != nil {
+		for _, ns := range w.Namespaces {
+			for _, ev := range t.Proxy.EventsIn(ns) {
+				if (ev.Method == http.MethodPut || ev.Method == http.MethodDelete) && in(ev.Received) && slices.Contains(w.Keys, ev.Key) {
+					w.Proxy = append(w.Proxy, ev)
+				}
+			}
+		}
+		slices.SortFunc(w.Proxy, func(a, b proxy.Event) int { return a.Received.Compare(b.Received) })
+		for _, l := range t.Proxy.Listings() {
+			if in(l.At) {
+				w.Listings = append(w.Listings, l)
+			}
+		}
+	}
+	for _, ev := range t.Record.Events() {
+		if ev.Source == evidence.APIServer && (ev.Kind == evidence.Status || ev.Kind == evidence.Object) &&
+			in(ev.At) && slices.Contains(w.Objects, ev.Object) {
+			w.Writes = append(w.Writes, ev)
+		}
+	}
+	if t.APIRequests != nil {
+		for _, r := range t.APIRequests.Requests(w.From, w.To) {
+			if r.Verb != "watch" && slices.Contains(w.Namespaces, r.Namespace) {
+				w.Requests = append(w.Requests, r)
+			}
+		}
+	}
+}
+
+// QuietTally adds up the kernel's figures of quiet windows too short to be
+// judged alone (sequences' windows after each step) until they are
+// MinWorkWindow long in all.
+type QuietTally struct {
+	work    ctrlproc.Work
+	length  time.Duration
+	windows int
+}
+
+// Add takes a window's kernel figures. Once the windows taken add up to
+// MinWorkWindow, it says what they show together ("" when it is no more
+// than an idle controller does) and starts again; before, it says nothing.
+// A window whose figures could not be read is left out.
+func (q *QuietTally) Add(w QuietWindow) string {
+	if w.WorkErr != nil {
+		return ""
+	}
+	q.work.Wakeups += w.Work.Wakeups
+	q.work.Ran += w.Work.Ran
+	q.work.CPU += w.Work.CPU
+	q.length += w.Length()
+	q.windows++
+	if q.length < MinWorkWindow {
+		return ""
+	}
+	work, length, n := q.work, q.length, q.windows
+	*q = QuietTally{}
+	if s := KernelWork(work, length); s != "" {
+		return fmt.Sprintf("over the last %d quiet windows (%s in all), %s", n, length.Round(10*time.Millisecond), s)
+	}
+	return ""
+}

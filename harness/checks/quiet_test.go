@@ -1,0 +1,271 @@
+package checks
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/proxy"
+)
+
+// lyingController serves /metrics that never count a reconcile (as a
+// cmd/main.go that rewrites controller_runtime_reconcile_total to 0 does),
+// while the kernel's counts of its work grow by work per reading, and
+// counts the scrapes it is asked for.
+type lyingController struct {
+	Controller
+	work    ctrlproc.Work
+	mu      sync.Mutex
+	read    ctrlproc.Work
+	scrapes atomic.Int64
+}
+
+func (c *lyingController) Metrics(context.Context) (ctrlproc.Metrics, error) {
+	c.scrapes.Add(1)
+	return ctrlproc.Metrics{ByResult: map[string]float64{}, MaxWorkers: 1}, nil
+}
+
+func (c *lyingController) LogSince(time.Time) []ctrlproc.Line { return nil }
+
+func (c *lyingController) Work() (ctrlproc.Work, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.read.Wakeups += c.work.Wakeups
+	c.read.Ran += c.work.Ran
+	c.read.CPU += c.work.CPU
+	return c.read, nil
+}
+
+func quietT(t *testing.T, c Controller) (*T, *proxy.Server) {
+	t.Helper()
+	to := DefaultTimeouts()
+	to.Scrape = 20 * time.Millisecond
+	return scrapedT(t, "quiet", c, to)
+}
+
+// push sends the proxy a push of ns/name, as a controller would; an error
+// shows as a push missing from the window.
+func push(p *proxy.Server, name string) {
+	req, err := http.NewRequest(http.MethodPut, p.URL()+"/v1/routes/ns/"+name,
+		bytes.NewReader([]byte(`{"hostname":"a.example.com","prefix":"/","service":"s","port":80,"generation":1}`)))
+	if err != nil {
+		return
+	}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// TestAQuietWindowTakesNoWordFromTheController: a controller whose /metrics
+// count no reconcile while the proxy receives a push of the watched route
+// every 100 ms is busy, by the proxy's evidence; the window's verdict says
+// its /metrics counted nothing, and that this is not evidence. The
+// harness's periodic scrapes pause for the window.
+func TestAQuietWindowTakesNoWordFromTheController(t *testing.T) {
+	c := &lyingController{}
+	ct, p := quietT(t, c)
+	if _, err := ct.MeasuredMetrics(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			push(p, "quiet")
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	before := c.scrapes.Load()
+	w := ct.WatchQuiet(context.Background(), 600*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	cancel()
+	if scraped := c.scrapes.Load() - before; scraped > 3 {
+		t.Errorf("the harness scraped the controller %d times during a 600 ms window: a scrape is work the window counts", scraped)
+	}
+	if w.Admitted() != "" {
+		t.Errorf("the metrics counted no reconcile, yet Admitted says %q", w.Admitted())
+	}
+	busy := strings.Join(w.Busy(), "\n")
+	for _, want := range []string{"the proxy received", "pushes of ns/quiet", "with nothing changing"} {
+		if !strings.Contains(busy, want) {
+			t.Errorf("the window's verdict does not say %q:\n%s", want, busy)
+		}
+	}
+	if d := w.Denied(); !strings.Contains(d, "counted no reconcile") || !strings.Contains(d, "does not take a controller's word") {
+		t.Errorf("Denied() = %q", d)
+	}
+}
+
+// TestAQuietWindowSeesOnlyItsRoutes: a push of another route of the
+// namespace (which the check may be changing) is not the window's.
+func TestAQuietWindowSeesOnlyItsRoutes(t *testing.T) {
+	ct, p := quietT(t, &lyingController{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			push(p, "other")
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	if busy := w.Busy(); len(busy) != 0 {
+		t.Fatalf("pushes of another route made the window busy: %v", busy)
+	}
+}
+
+// TestTheKernelSeesAPollerThatPushesNothing: a controller that does
+// nothing anyone else sees, but whose threads wake 90 times and run 4.5 ms
+// a second (the solution requeueing every 100 ms, remembering what it
+// pushed), is busy by the kernel's counts over a window long enough to
+// judge; an idle one (15 times, 1 ms) is not.
+func TestTheKernelSeesAPollerThatPushesNothing(t *testing.T) {
+	const window = MinWorkWindow
+	secs := window.Seconds()
+	poller := &lyingController{work: ctrlproc.Work{Wakeups: int64(90 * secs), Ran: time.Duration(4.5 * secs * float64(time.Millisecond))}}
+	ct, _ := quietT(t, poller)
+	w := ct.WatchQuiet(context.Background(), window, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	busy := strings.Join(w.Busy(), "\n")
+	for _, want := range []string{"the controller's threads woke 180 times and ran 9.0 ms in 2", "with nothing to do", "by the kernel's counts in /proc",
+		"an idle controller-runtime manager wakes about 15 times"} {
+		if !strings.Contains(busy, want) {
+			t.Errorf("the kernel's verdict does not say %q:\n%s", want, busy)
+		}
+	}
+
+	idle := &lyingController{work: ctrlproc.Work{Wakeups: int64(15 * secs), Ran: time.Duration(secs * float64(time.Millisecond))}}
+	ct, _ = quietT(t, idle)
+	if busy := ct.WatchQuiet(context.Background(), window, nil).Busy(); len(busy) != 0 {
+		t.Fatalf("an idle controller is busy: %v", busy)
+	}
+}
+
+// TestKernelWorkNeedsBothFigures: many wakeups that cost nothing, or a
+// burst of CPU with few wakeups (a garbage collection), are not polling;
+// both over their bounds are.
+func TestKernelWorkNeedsBothFigures(t *testing.T) {
+	const d = 3 * time.Second
+	for _, c := range []struct {
+		wakeups int64
+		ran     time.Duration
+		busy    bool
+	}{
+		{75, 5 * time.Millisecond, false},    // the most the solution was seen doing idle: 25 and 1.6 ms a second
+		{162, 14 * time.Millisecond, true},   // the least a 100 ms poller that pushes nothing was seen doing (GOMAXPROCS=1)
+		{500, 3 * time.Millisecond, false},   // many cheap wakeups
+		{30, 40 * time.Millisecond, false},   // one burst of CPU
+		{121, 7600 * time.Microsecond, true}, // just over both bounds
+		{120, 7600 * time.Microsecond, false},
+	} {
+		got := KernelWork(ctrlproc.Work{Wakeups: c.wakeups, Ran: c.ran}, d) != ""
+		if got != c.busy {
+			t.Errorf("%d wakeups and %s in %s: busy %v, want %v", c.wakeups, c.ran, d, got, c.busy)
+		}
+	}
+}
+
+// TestShortQuietWindowsAreAddedUp: a window shorter than MinWorkWindow is
+// not judged by the kernel alone; the tally judges the windows once they
+// add up to it, and starts again.
+func TestShortQuietWindowsAreAddedUp(t *testing.T) {
+	from := time.Now()
+	window := func(wakeups int64, ran time.Duration) QuietWindow {
+		w := QuietWindow{From: from, To: from.Add(800 * time.Millisecond), Work: ctrlproc.Work{Wakeups: wakeups, Ran: ran}}
+		return w
+	}
+	poll := window(72, 4*time.Millisecond) // 90 and 5 ms a second
+	if b := poll.Busy(); len(b) != 0 {
+		t.Fatalf("an 800 ms window was judged by the kernel alone: %v", b)
+	}
+	var tally QuietTally
+	if s := tally.Add(poll); s != "" {
+		t.Fatalf("one window of 800 ms was judged: %s", s)
+	}
+	if s := tally.Add(poll); s != "" {
+		t.Fatalf("1.6 s of windows were judged: %s", s)
+	}
+	if s := tally.Add(poll); !strings.Contains(s, "over the last 3 quiet windows (2.4s in all)") || !strings.Contains(s, "woke 216 times") {
+		t.Fatalf("three windows of a poller: %q", s)
+	}
+	idle := window(12, 800*time.Microsecond)
+	for i := range 6 {
+		if s := tally.Add(idle); s != "" {
+			t.Fatalf("window %d of an idle controller: %s", i+1, s)
+		}
+	}
+	if s := tally.Add(QuietWindow{From: from, To: from.Add(time.Hour), WorkErr: errNoController}); s != "" {
+		t.Fatalf("a window whose work could not be read was judged: %s", s)
+	}
+}
+
+// TestAWriteOrARequestInAQuietWindowIsWork: the API server's side, the
+// watch's writes and a front's requests, each makes the window busy and
+// says what it saw.
+func TestAWriteOrARequestInAQuietWindowIsWork(t *testing.T) {
+	from := time.Now()
+	w := QuietWindow{From: from, To: from.Add(3 * time.Second), Objects: []string{"EdgeRoute ns/quiet"},
+		Writes: []evidence.Event{{At: from.Add(time.Second), Source: evidence.APIServer, Kind: evidence.Status, Object: "EdgeRoute ns/quiet",
+			Text: "status of quiet: Accepted=True/Valid"}},
+		Requests: []APIRequest{
+			{At: from.Add(time.Second), Verb: "get", Namespace: "ns", Resource: "services", Name: "quiet-svc"},
+			{At: from.Add(2 * time.Second), Verb: "update", Namespace: "ns", Resource: "edgeroutes", Subresource: "status", Name: "quiet"},
+		},
+		WorkErr: errNoController,
+	}
+	busy := strings.Join(w.Busy(), "\n")
+	for _, want := range []string{"the API server saw 1 write of EdgeRoute ns/quiet in 3s", "the last: status of quiet",
+		"sent the API server 2 requests in 3s", "1 get services", "1 update edgeroutes/status"} {
+		if !strings.Contains(busy, want) {
+			t.Errorf("the verdict does not say %q:\n%s", want, busy)
+		}
+	}
+}
+
+// apiRecord is a front's record for tests.
+type apiRecord []APIRequest
+
+func (a apiRecord) Requests(from, to time.Time) []APIRequest {
+	var out []APIRequest
+	for _, r := range a {
+		if !r.At.Before(from) && r.At.Before(to) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestAQuietWindowReadsTheFront: the front's requests of the window's
+// namespaces are the window's, but for watches (a watch stays open) and
+// other namespaces' requests.
+func TestAQuietWindowReadsTheFront(t *testing.T) {
+	ct, _ := quietT(t, &lyingController{})
+	now := time.Now()
+	ct.APIRequests = apiRecord{
+		{At: now.Add(100 * time.Millisecond), Verb: "get", Namespace: "ns", Resource: "edgeroutes", Name: "quiet"},
+		{At: now.Add(150 * time.Millisecond), Verb: "watch", Namespace: "ns", Resource: "edgeroutes"},
+		{At: now.Add(200 * time.Millisecond), Verb: "get", Namespace: "elsewhere", Resource: "edgeroutes", Name: "x"},
+		{At: now.Add(time.Hour), Verb: "get", Namespace: "ns", Resource: "edgeroutes", Name: "quiet"},
+	}
+	w := ct.WatchQuiet(context.Background(), 400*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	if len(w.Requests) != 1 || w.Requests[0].Verb != "get" || w.Requests[0].Namespace != "ns" {
+		t.Fatalf("the window's requests: %+v", w.Requests)
+	}
+}
+
+// TestAnHonestPollerIsAdmitted: reconciles the metrics count are the
+// controller's own admission, whatever the outside saw.
+func TestAnHonestPollerIsAdmitted(t *testing.T) {
+	w := QuietWindow{Reconciles: 3, ByResult: map[string]int{"requeue_after": 3}}
+	if a := w.Admitted(); a != "its /metrics counted 3 reconciles in the window (3 requeue_after)" {
+		t.Errorf("Admitted() = %q", a)
+	}
+	if d := w.Denied(); d != "" {
+		t.Errorf("Denied() = %q for a controller that admitted reconciles", d)
+	}
+}
