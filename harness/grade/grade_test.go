@@ -16,6 +16,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 func run(t *testing.T, dir string, args ...string) string {
@@ -325,9 +326,7 @@ var workbook, _ = filepath.Abs(filepath.Join("..", ".."))
 // this workbook whose committed ClusterRole grants everything: the drift is
 // reported, and only the grading tree's copy is regenerated.
 func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen")
-	}
+	testenv.Long(t, "runs controller-gen")
 	ctx := context.Background()
 	sub := filepath.Join(t.TempDir(), "submission")
 	run(t, filepath.Dir(sub), "git", "clone", "-q", "--no-hardlinks", workbook, sub)

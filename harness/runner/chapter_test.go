@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // A chapter's text comes in blocks: paragraphs, list items, headings, each
@@ -324,9 +325,7 @@ var goDocRE = regexp.MustCompile("`go doc\\s+([^`]+)`")
 // renamed or moved symbol (Builder.Owns became TypedBuilder's) is found here
 // and not by a learner at "cannot find package".
 func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go doc")
-	}
+	testenv.Long(t, "runs go doc")
 	st := steps.Default()
 	seen := 0
 	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestMain makes this test binary the sandbox's helper too, and a program
@@ -78,9 +80,10 @@ func open(t *testing.T, opts ...Options) *Sandbox {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	testenv.Needs(t, testenv.Sandbox)
 	s, err := Open(context.Background(), o)
 	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("SKIPPED, THE SANDBOX IS NOT TESTED HERE: %v", err)
+		testenv.Missing(t, testenv.Sandbox, err)
 	}
 	if err != nil {
 		t.Fatal(err)

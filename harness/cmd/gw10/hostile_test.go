@@ -27,6 +27,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestMain makes this test binary the sandbox's helper too: the grades
@@ -144,13 +145,12 @@ const (
 )
 
 func TestHostileSubmissions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("grades on envtest")
-	}
+	testenv.Needs(t, testenv.Cluster)
+	testenv.Needs(t, testenv.Sandbox)
 	attacks := loadAttacks(t)
 	probe, err := sandbox.Open(context.Background(), sandbox.Options{})
 	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("SKIPPED, THE HOSTILE-SUBMISSION SUITE DID NOT RUN: %v", err)
+		testenv.Missing(t, testenv.Sandbox, err)
 	}
 	if err != nil {
 		t.Fatal(err)
