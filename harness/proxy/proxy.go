@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -109,6 +110,8 @@ type Server struct {
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
+
+	log io.Writer // a line per request answered (SetLog); nil: none
 }
 
 // Listing is one GET /v1/routes the proxy answered.
@@ -143,6 +146,7 @@ func StartOn(addr string) (*Server, error) {
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.request(+1)
 		defer s.request(-1)
+		defer s.logRequest(r, s.recorded()) // deferred: a request the proxy hangs up on panics out of the mux
 		mux.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -486,7 +490,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		ev.Status = http.StatusNotFound
 	case ev.UID != "" && route.UID != ev.UID:
-		ev.Status, ev.Reason = http.StatusConflict, "the route belongs to another EdgeRoute of that name (another uid): not withdrawn"
+		ev.Status, ev.Reason = http.StatusConflict, "the route was pushed for another uid (a newer object of that name): not withdrawn"
 	default:
 		delete(s.routes, ev.Key)
 	}

@@ -83,7 +83,7 @@ func (v varyingRefusals) settle(ctx context.Context, t *checks.T) {
 		if r == v.reset {
 			how = "reset the connection of every push"
 		}
-		writes := statusWrites(t, r, from, to)
+		writes := statusWritesOf(t, r, from, to)
 		pushes := pushesIn(t, r, from, to)
 		window := to.Sub(from).Round(10 * time.Millisecond)
 		t.Logf("%s, refused for %s before the window (the proxy %s): %s and %s in the %s window",
@@ -149,8 +149,8 @@ func pushesIn(t *checks.T, r *checks.Route, from, to time.Time) int {
 	return n
 }
 
-// statusWrites are the writes of r's status the watch delivered in [from, to).
-func statusWrites(t *checks.T, r *checks.Route, from, to time.Time) []evidence.Event {
+// statusWritesOf are the writes of r's status the watch delivered in [from, to).
+func statusWritesOf(t *checks.T, r *checks.Route, from, to time.Time) []evidence.Event {
 	var out []evidence.Event
 	for _, ev := range t.Record.Events() {
 		if ev.Source == evidence.APIServer && ev.Kind == evidence.Status && ev.Object == r.Object() &&

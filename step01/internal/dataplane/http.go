@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -58,12 +59,14 @@ func NewHTTP(baseURL string, timeout time.Duration) (*HTTP, error) {
 }
 
 // Program pushes the EdgeRoute's route.
-func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
-	body, err := json.Marshal(RouteFor(er))
+func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) (err error) {
+	route, key := RouteFor(er), types.NamespacedName{Namespace: er.Namespace, Name: er.Name}
+	defer func() { logAnswer(ctx, "data plane: push", "ACK", key, err, "generation", route.Generation) }()
+	body, err := json.Marshal(route)
 	if err != nil {
 		return fmt.Errorf("encoding route: %w", err)
 	}
-	resp, err := h.do(ctx, http.MethodPut, types.NamespacedName{Namespace: er.Namespace, Name: er.Name}, body)
+	resp, err := h.do(ctx, http.MethodPut, key, body)
 	if err != nil {
 		return err
 	}
@@ -80,7 +83,8 @@ func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
 // an EdgeRoute created again under the same name: the proxy then refuses it
 // (409) and the new route stays. A 404 (nothing held) and a 409 (the route
 // of another EdgeRoute) both leave nothing of the route read: done.
-func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) error {
+func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error) {
+	defer func() { logAnswer(ctx, "data plane: withdraw", "withdrawn", key, err) }()
 	held, ok, err := h.route(ctx, key)
 	if err != nil || !ok {
 		return err
@@ -175,6 +179,19 @@ func (h *HTTP) doQuery(ctx context.Context, method string, key types.NamespacedN
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	return resp, nil
+}
+
+// logAnswer logs a push or a withdraw with the proxy's answer (ok when it
+// succeeded, else the error) on the logger
+// controller-runtime puts in each reconcile's context (the controller, the
+// EdgeRoute, the reconcileID), so that make run's log shows every request
+// the proxy was sent, as the logging data plane's does.
+func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, err error, keysAndValues ...any) {
+	answer := ok
+	if err != nil {
+		answer = err.Error()
+	}
+	logr.FromContextOrDiscard(ctx).Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
 }
 
 // nackFrom reads a refusal: its reason from the answer's "reason" field,
