@@ -9,12 +9,15 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
 )
 
 // push-failure's routes whose refusals differ every attempt, as a real
-// proxy's do: one NACKed with a new request id in every answer, one whose
+// proxy's do: one NACKed (after an ACK) with a new request id in every answer, one whose
 // connections are reset (the controller's error then names its local port,
 // new every attempt). A condition message made of the error's text changes
 // every attempt: each new message is a status write, and the write's own
@@ -37,18 +40,29 @@ type varyingRefusals struct {
 	nacked, reset *checks.Route
 }
 
-// refuseVaryingly tells the proxy to refuse the two routes, then creates
-// them on service.
+// refuseVaryingly creates the two routes on service: the connections of
+// one are reset from the start; the other is programmed first, then the
+// proxy NACKs it with a new request id in every answer and the Service is
+// touched, so that its next push is refused: a NACK after an ACK, whose
+// route the proxy keeps serving (S-NACKED: no withdraw).
 func refuseVaryingly(ctx context.Context, t *checks.T, service string) varyingRefusals {
-	nackKey, resetKey := checks.RouteKey(t, varyingNACKRoute), checks.RouteKey(t, resetRoute)
-	t.Did(evidence.ProxyChanged, "EdgeRoute "+nackKey.String(), "telling the proxy to refuse %s with a new request id in every answer", varyingNACKRoute)
-	t.Proxy.SetNACKWithRequestIDs(nackKey, nackReason)
+	resetKey := checks.RouteKey(t, resetRoute)
 	t.Did(evidence.ProxyChanged, "EdgeRoute "+resetKey.String(), "telling the proxy to reset the connections of %s", resetRoute)
 	t.Proxy.SetReset(resetKey, true)
-	return varyingRefusals{
+	v := varyingRefusals{
 		nacked: t.NewRoute(ctx, varyingNACKRoute, service, 8080),
 		reset:  t.NewRoute(ctx, resetRoute, service, 8080),
 	}
+	v.nacked.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+	t.Did(evidence.ProxyChanged, v.nacked.Object(), "telling the proxy to refuse %s with a new request id in every answer", varyingNACKRoute)
+	t.Proxy.SetNACKWithRequestIDs(v.nacked.Key(), nackReason)
+	svc := &corev1.Service{}
+	t.Must(t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: service}, svc), "reading Service %s", service)
+	patch := client.MergeFrom(svc.DeepCopy())
+	svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "refuse " + varyingNACKRoute}
+	t.Did(ServiceTouched, "Service "+t.Namespace+"/"+service, "annotating Service %s, so that %s is pushed again (and refused)", service, varyingNACKRoute)
+	t.Must(t.Client.Patch(ctx, svc, patch), "annotating Service %s", service)
+	return v
 }
 
 // settle fails the check when the status writes of the routes whose
