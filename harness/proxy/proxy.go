@@ -110,8 +110,23 @@ type Server struct {
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
+	reads        []Read
 
 	log io.Writer // a line per request answered (SetLog); nil: none
+}
+
+// Read is one GET of a single route the proxy got (a withdraw reads the
+// route's uid first): answered or not, it is a request about that route.
+type Read struct {
+	At  time.Time
+	Key Key
+}
+
+// Reads returns the reads of single routes the proxy got, oldest first.
+func (s *Server) Reads() []Read {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Read(nil), s.reads...)
 }
 
 // Listing is one GET /v1/routes the proxy answered.
@@ -498,12 +513,13 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, ev)
 }
 
-// get answers one route. It is not recorded: it changes nothing. While
-// the proxy is down, or the route's connections are reset, it gets no
-// answer either.
+// get answers one route, recorded among the Reads (not the Events: it
+// changes nothing). While the proxy is down, or the route's connections are
+// reset, it gets no answer.
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	key := keyOf(r)
 	s.mu.Lock()
+	s.reads = append(s.reads, Read{At: time.Now(), Key: key})
 	route, ok := s.routes[key]
 	unanswered := s.down || s.reset[key]
 	s.mu.Unlock()
