@@ -3,6 +3,7 @@ package step01
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func pollingWords(who, waitingFor string, polls int, window time.Duration, byRes
 	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
 		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
 	observed = fmt.Sprintf("%s in the last %s, counted once the controller had gone idle (%s)",
-		checks.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
+		words.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
 	return cause, observed
 }
 
@@ -518,7 +519,7 @@ func programmedOverNACK(t *checks.T, r *checks.Route) {
 		return
 	}
 	t.Cause("the status said Programmed=True at %s, and the proxy refused every push of %s (%s, no ACK): "+
-		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, checks.Count(refused, "NACK", "NACKs"))
+		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, words.Count(refused, "NACK", "NACKs"))
 }
 
 // retryRate fails the check when a refused route was pushed faster than
