@@ -251,12 +251,13 @@ points at an EdgeRoute, and the user's Service has none. Watch Services with
 Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
 whose spec.service names it: a field index on spec.service makes that a cache lookup.
 Requeueing while the Service is missing gets there too, late and at a price: the check
-fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route names the same
-Service, and a route in another namespace a Service of the same name: the Service's
-creation must reach both of the first (a map function returns every route that names
-it) and change nothing for the third. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
-because observedGeneration equals generation would also break this: the world changed,
-the EdgeRoute did not.`,
+fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route
+names the same Service, and a route in another namespace a Service of the same name: the
+Service's creation must reach both of the first (a map function returns every route that
+names it) and change nothing for the third.
+Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile because
+observedGeneration equals generation would also break this: the world changed, the
+EdgeRoute did not.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "heal", "heal-svc", 8080)
 		// Q-FANOUT: a second route names the same Service, and a route in
