@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"slices"
 	"strings"
@@ -177,7 +178,7 @@ func (w QuietWindow) Admitted() string {
 	if w.MetricsErr != nil || w.Reconciles <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("its /metrics counted %s in the window (%s)", Count(w.Reconciles, "reconcile", "reconciles"), resultList(w.ByResult))
+	return fmt.Sprintf("its /metrics counted %s in the window (%s)", words.Count(w.Reconciles, "reconcile", "reconciles"), resultList(w.ByResult))
 }
 
 // Denied says, beside outside evidence of work, that the controller's
@@ -209,10 +210,10 @@ func (w QuietWindow) proxyWork() string {
 	}
 	var parts []string
 	if pushes > 0 {
-		parts = append(parts, Count(pushes, "push", "pushes"))
+		parts = append(parts, words.Count(pushes, "push", "pushes"))
 	}
 	if withdraws > 0 {
-		parts = append(parts, Count(withdraws, "withdraw", "withdraws"))
+		parts = append(parts, words.Count(withdraws, "withdraw", "withdraws"))
 	}
 	return fmt.Sprintf("the proxy received %s of %s in %s with nothing changing (the last at %s)",
 		strings.Join(parts, " and "), strings.Join(sortedKeys(routes), ", "), w.Length().Round(10*time.Millisecond),
@@ -225,7 +226,7 @@ func (w QuietWindow) writeWork() string {
 	}
 	last := w.Writes[len(w.Writes)-1]
 	return fmt.Sprintf("the API server saw %s of %s in %s with nothing changing; the last: %s",
-		Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
+		words.Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
 }
 
 func (w QuietWindow) requestWork() string {
@@ -241,7 +242,7 @@ func (w QuietWindow) requestWork() string {
 		verbs[what]++
 	}
 	return fmt.Sprintf("the controller sent the API server %s in %s with nothing changing (%s)",
-		Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
+		words.Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
 }
 
 // KernelWork says why work done in a window of length d is more than an

@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"runtime"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func (t *T) Errorf(format string, args ...any) {
 	t.mu.Lock()
 	t.failures = append(t.failures, msg)
 	t.mu.Unlock()
-	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Expectation, Text: firstLine(msg), Detail: msg, Bad: true})
+	t.Record.Add(evidence.Event{Source: evidence.Harness, Kind: evidence.Expectation, Text: words.FirstLine(msg), Detail: msg, Bad: true})
 }
 
 // Fatalf records a failure and ends the check.
@@ -338,9 +339,4 @@ func proxyEvent(primary Primary, pe proxy.Event) evidence.Event {
 		ev.Bad = pe.Status == 0
 	}
 	return ev
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

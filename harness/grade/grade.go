@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"os"
 	"path"
 	"path/filepath"
@@ -113,7 +114,7 @@ func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) er
 		return !under(name, step)
 	}
 	if _, err := extract(ctx, root, up.Commit, t.Dir, keep, nil); err != nil {
-		return fmt.Errorf("extracting the upstream at %s: %w", short(up.Commit), err)
+		return fmt.Errorf("extracting the upstream at %s: %w", words.ShortCommit(up.Commit), err)
 	}
 	if opts.Submission == "" {
 		return t.fromWorkingTree(ctx, root, step)
@@ -383,11 +384,4 @@ func copyFile(src, dst string, mode os.FileMode) error {
 	}
 	defer f.Close()
 	return writeFrom(f, dst, mode)
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

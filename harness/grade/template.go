@@ -3,6 +3,7 @@ package grade
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"os"
 	"path"
 	"path/filepath"
@@ -89,7 +90,7 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 		return true
 	}
 	if _, err := extract(ctx, root, upstream, out, keep, nil); err != nil {
-		return "", "", fmt.Errorf("copying the workbook at %s: %w", short(upstream), err)
+		return "", "", fmt.Errorf("copying the workbook at %s: %w", words.ShortCommit(upstream), err)
 	}
 	if err := removeEmptyDirs(out); err != nil {
 		return "", "", err

@@ -3,6 +3,7 @@ package gradebook
 import (
 	_ "embed"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"html/template"
 	"io"
 	"net/url"
@@ -99,7 +100,7 @@ func (b *Book) WriteHTML(w io.Writer, dir string) error {
 		}
 		if r.GraderCommit != "" && !graders[r.GraderCommit] {
 			graders[r.GraderCommit] = true
-			v.Graders = append(v.Graders, short(r.GraderCommit))
+			v.Graders = append(v.Graders, words.ShortCommit(r.GraderCommit))
 		}
 		v.Table = append(v.Table, b.rowView(i, r, dir))
 	}
@@ -140,7 +141,7 @@ func (b *Book) provers(clause string) []string {
 func (b *Book) rowView(i int, r Row, dir string) rowView {
 	rv := rowView{
 		Anchor: fmt.Sprintf("learner-%d", i+1), Learner: visible(r.Learner), Repository: visible(r.Repository), Ref: visible(r.Ref),
-		Commit: r.Commit, CommitShort: short(r.Commit), Grader: r.GraderCommit, GraderShort: short(r.GraderCommit),
+		Commit: r.Commit, CommitShort: words.ShortCommit(r.Commit), Grader: r.GraderCommit, GraderShort: words.ShortCommit(r.GraderCommit),
 		Reason: visible(r.Reason()), PointsSort: -1,
 	}
 	if rv.Ref == "" {
@@ -286,13 +287,6 @@ func relLink(dir, target string) (string, bool) {
 		segs[i] = url.PathEscape(s)
 	}
 	return strings.Join(segs, "/"), true
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 // Write writes gradebook.csv and gradebook.html into dir.

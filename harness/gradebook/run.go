@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"os"
 	"path/filepath"
@@ -281,7 +282,7 @@ func gradeDirName(commit, grader, repository string) string {
 		grader = "worktree"
 	}
 	h := sha256.Sum256([]byte(repository))
-	return fmt.Sprintf("%s-%s-%x", short(commit), short(grader), h[:4])
+	return fmt.Sprintf("%s-%s-%x", words.ShortCommit(commit), words.ShortCommit(grader), h[:4])
 }
 
 // isGrade says whether dir holds a grade.
@@ -292,7 +293,7 @@ func isGrade(dir string) bool {
 
 // findGrade is a stored grade of commit by grader, for any repository.
 func findGrade(grades, commit, grader string) string {
-	matches, _ := filepath.Glob(filepath.Join(grades, short(commit)+"-"+short(grader)+"-*"))
+	matches, _ := filepath.Glob(filepath.Join(grades, words.ShortCommit(commit)+"-"+words.ShortCommit(grader)+"-*"))
 	for _, m := range matches {
 		g, err := LoadGraded(m)
 		if err == nil && g.Report.Grading.Submission.Commit == commit {
@@ -368,7 +369,7 @@ func gradeOne(ctx context.Context, opts Options, pl *plan, p *progress, running 
 		if err != nil {
 			return err
 		}
-		p.line(pl.entry, fmt.Sprintf("grading %s at %s (%s) ...", report.Inline(pl.entry.Repository), report.Inline(orHEAD(pl.entry.Ref)), short(pl.commit)))
+		p.line(pl.entry, fmt.Sprintf("grading %s at %s (%s) ...", report.Inline(pl.entry.Repository), report.Inline(orHEAD(pl.entry.Ref)), words.ShortCommit(pl.commit)))
 		running.add(label)
 		start := time.Now()
 		gerr := opts.Grade(ctx, Job{Entry: pl.entry, Out: tmp, Log: logf})

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"strconv"
 	"strings"
@@ -170,7 +171,7 @@ func (r *Report) gradingLines(q quoting) []string {
 		if gr.Reason != "" {
 			lines = append(lines, "NOT OFFICIAL: "+q.text(gr.Reason)+".")
 		} else {
-			lines = append(lines, fmt.Sprintf("Grader: built from a clean export of the upstream at %s.", code(short(gr.Commit))))
+			lines = append(lines, fmt.Sprintf("Grader: built from a clean export of the upstream at %s.", code(words.ShortCommit(gr.Commit))))
 		}
 	}
 	if len(g.GeneratedDrift) > 0 {
@@ -193,7 +194,7 @@ func revision(v Revision, code func(string) string) string {
 		s += " at " + code(v.Ref)
 	}
 	if v.Commit != "" {
-		s += " (" + code(short(v.Commit)) + ")"
+		s += " (" + code(words.ShortCommit(v.Commit)) + ")"
 	}
 	return s
 }
@@ -472,13 +473,6 @@ func (r *Report) Markdown(w io.Writer) error {
 
 // WriteMarkdown writes the Markdown summary to path.
 func (r *Report) WriteMarkdown(path string) error { return writeFile(path, r.Markdown) }
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
 
 // inlineLines are notes one to a line: a note that holds a newline (a
 // process's command line) cannot pass for two.

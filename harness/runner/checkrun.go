@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"strings"
 	"sync"
 	"time"
@@ -246,10 +247,10 @@ func doneOutside(events []evidence.Event) string {
 	tl := evidence.TallyAfter(events, since, "")
 	var parts []string
 	if n := tl.Pushes + tl.Withdraws; n > 0 {
-		parts = append(parts, "the proxy received "+checks.Count(n, "push or withdraw", "pushes and withdraws"))
+		parts = append(parts, "the proxy received "+words.Count(n, "push or withdraw", "pushes and withdraws"))
 	}
 	if tl.StatusWrites > 0 {
-		parts = append(parts, "the API server "+checks.Count(tl.StatusWrites, "status write", "status writes"))
+		parts = append(parts, "the API server "+words.Count(tl.StatusWrites, "status write", "status writes"))
 	}
 	return strings.Join(parts, " and ")
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"io/fs"
 	"os"
@@ -594,7 +595,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 		}
 		res.Left = killed
 		res.CutOff = append(res.CutOff, fmt.Sprintf("%s: stopped after %s of wall time (killed %s: %s)",
-			label, wall, plural(len(killed), "process", "processes"), procList(killed)))
+			label, wall, words.Count(len(killed), "process", "processes"), procList(killed)))
 		waitErr = <-done
 	case <-ctx.Done():
 		_, _ = s.killSince(context.WithoutCancel(ctx), before)
@@ -738,7 +739,7 @@ func (s *Sandbox) killSince(ctx context.Context, spare map[procID]bool) ([]Proc,
 // the processes ps behind, which were killed: how many, and which, each on
 // one line.
 func KilledNote(when string, ps []Proc) string {
-	return fmt.Sprintf("%s: killed %s left behind: %s", when, plural(len(ps), "process", "processes"), procList(ps))
+	return fmt.Sprintf("%s: killed %s left behind: %s", when, words.Count(len(ps), "process", "processes"), procList(ps))
 }
 
 // ignore drops an error the caller has no use for, and says so.
@@ -796,13 +797,6 @@ func (s *Sandbox) unlock() {
 		_ = s.lock.Close()
 		s.lock = nil
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func bytesText(n uint64) string {

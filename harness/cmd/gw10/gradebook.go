@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"os"
 	"os/exec"
@@ -120,7 +121,7 @@ func runGradebook(ctx context.Context, args []string) error {
 	fmt.Printf("gw10 gradebook: %d graded now, %d graded before, %d without a grade, in %s. Gradebook: %s, %s\n",
 		sum.Graded, sum.Reused, sum.NoGrade, time.Since(start).Round(time.Second), csvPath, htmlPath)
 	if sum.NoGrade > 0 {
-		fmt.Fprintf(os.Stderr, "gw10 gradebook: %s no grade (the gradebook's rows say why); run it again to grade only those\n", plural(sum.NoGrade, "submission has", "submissions have"))
+		fmt.Fprintf(os.Stderr, "gw10 gradebook: %s no grade (the gradebook's rows say why); run it again to grade only those\n", words.Count(sum.NoGrade, "submission has", "submissions have"))
 		return exitError{1}
 	}
 	return nil
@@ -269,11 +270,4 @@ func runGradebookPlan(args []string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", data)
 	return err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

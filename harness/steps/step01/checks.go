@@ -3,6 +3,7 @@ package step01
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func pollingWords(who, waitingFor string, polls int, window time.Duration, byRes
 	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
 		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
 	observed = fmt.Sprintf("%s in the last %s, counted once the controller had gone idle (%s)",
-		checks.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
+		words.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
 	return cause, observed
 }
 
@@ -250,12 +251,13 @@ points at an EdgeRoute, and the user's Service has none. Watch Services with
 Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
 whose spec.service names it: a field index on spec.service makes that a cache lookup.
 Requeueing while the Service is missing gets there too, late and at a price: the check
-fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route names the same
-Service, and a route in another namespace a Service of the same name: the Service's
-creation must reach both of the first (a map function returns every route that names
-it) and change nothing for the third. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
-because observedGeneration equals generation would also break this: the world changed,
-the EdgeRoute did not.`,
+fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route
+names the same Service, and a route in another namespace a Service of the same name: the
+Service's creation must reach both of the first (a map function returns every route that
+names it) and change nothing for the third.
+Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile because
+observedGeneration equals generation would also break this: the world changed, the
+EdgeRoute did not.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "heal", "heal-svc", 8080)
 		// Q-FANOUT: a second route names the same Service, and a route in
@@ -531,7 +533,7 @@ func programmedOverNACK(t *checks.T, r *checks.Route) {
 		return
 	}
 	t.Cause("the status said Programmed=True at %s, and the proxy refused every push of %s (%s, no ACK): "+
-		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, checks.Count(refused, "NACK", "NACKs"))
+		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, words.Count(refused, "NACK", "NACKs"))
 }
 
 // retryRate fails the check when a refused route was pushed faster than
