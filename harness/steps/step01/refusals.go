@@ -14,6 +14,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
+	"github.com/10xdev/gw10/harness/words"
 )
 
 // push-failure's routes whose refusals differ every attempt, as a real
@@ -101,14 +102,14 @@ func (v varyingRefusals) settle(ctx context.Context, t *checks.T) {
 		pushes := pushesIn(t, r, from, to)
 		window := to.Sub(from).Round(10 * time.Millisecond)
 		t.Logf("%s, refused for %s before the window (the proxy %s): %s and %s in the %s window",
-			r, from.Sub(first).Round(100*time.Millisecond), how, checks.Count(len(writes), "status write", "status writes"),
-			checks.Count(pushes, "push", "pushes"), window)
+			r, from.Sub(first).Round(100*time.Millisecond), how, words.Count(len(writes), "status write", "status writes"),
+			words.Count(pushes, "push", "pushes"), window)
 		if len(writes) > maxSettledWrites {
 			t.Cause("%s's status was written %s in %s while the proxy %s: its message changes every attempt (%s), "+
 				"and each write's own event runs the next pass at once, past the backoff",
 				r, checks.Times(len(writes)), window, how, messagesOf(writes))
 			problems = append(problems, fmt.Sprintf("%s: %s and %s in %s (at most %d writes, and none once the message says the refusal)",
-				r, checks.Count(len(writes), "status write", "status writes"), checks.Count(pushes, "push", "pushes"), window, maxSettledWrites))
+				r, words.Count(len(writes), "status write", "status writes"), words.Count(pushes, "push", "pushes"), window, maxSettledWrites))
 			continue
 		}
 		if rate := float64(pushes) / to.Sub(from).Seconds(); rate > maxRetryRate {
