@@ -120,6 +120,9 @@ type QuietWindow struct {
 	// the listings of the proxy's table (any: a listing names no route).
 	Proxy    []proxy.Event
 	Listings []proxy.Listing
+	// Reads: the reads of the window's routes (GET of one route, as a
+	// withdraw that names the route's uid does first).
+	Reads []proxy.Read
 	// Writes: the changes of the window's objects seen on the watch.
 	Writes []evidence.Event
 	// Requests: the front's requests about the window's namespaces, other
@@ -146,6 +149,10 @@ func (w QuietWindow) Busy() []string {
 	var out []string
 	if s := w.proxyWork(); s != "" {
 		out = append(out, s)
+	}
+	if n := len(w.Reads); n > 0 {
+		out = append(out, fmt.Sprintf("the controller read its routes from the proxy %s in %s with nothing changing",
+			Times(n), w.Length().Round(10*time.Millisecond)))
 	}
 	if n := len(w.Listings); n > 0 {
 		out = append(out, fmt.Sprintf("the controller listed the proxy's routes %s in %s with nothing changing",
@@ -362,6 +369,11 @@ func (w *QuietWindow) collect(t *T) {
 			}
 		}
 		slices.SortFunc(w.Proxy, func(a, b proxy.Event) int { return a.Received.Compare(b.Received) })
+		for _, r := range t.Proxy.Reads() {
+			if in(r.At) && slices.Contains(w.Keys, r.Key) {
+				w.Reads = append(w.Reads, r)
+			}
+		}
 		for _, l := range t.Proxy.Listings() {
 			if in(l.At) {
 				w.Listings = append(w.Listings, l)

@@ -64,6 +64,8 @@ func (s *Server) describeLocked(r *http.Request, before [2]int) string {
 				what += fmt.Sprintf(" (generation %d: %s%s -> %s:%d)", ev.Route.Generation, ev.Route.Hostname, ev.Route.Prefix, ev.Route.Service, ev.Route.Port)
 			}
 			switch {
+			case ev.Reset:
+				return what + ": connection reset"
 			case ev.Status == 0:
 				return what + ": no answer (the proxy is down)"
 			case ev.ACKed():
@@ -72,12 +74,14 @@ func (s *Server) describeLocked(r *http.Request, before [2]int) string {
 				return what + ": NACK " + ev.Answer()
 			}
 		}
-		switch ev.Status {
-		case 0:
+		switch {
+		case ev.Reset:
+			return "withdraw " + key.String() + ": connection reset"
+		case ev.Status == 0:
 			return "withdraw " + key.String() + ": no answer (the proxy is down)"
-		case http.StatusNoContent:
+		case ev.Status == http.StatusNoContent:
 			return "withdraw " + key.String() + ": withdrawn"
-		case http.StatusNotFound:
+		case ev.Status == http.StatusNotFound:
 			return "withdraw " + key.String() + ": not held (404)"
 		default:
 			return "withdraw " + key.String() + ": refused " + ev.Answer()

@@ -459,11 +459,11 @@ const (
 
 var pushFailureCheck = checks.Check{
 	ID:      "push-failure",
-	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK, never True, retried with backoff until the proxy ACKs",
+	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK's reason, never True, retried with backoff until the proxy ACKs, and a refusal repeated writes nothing",
 	SeedRef: "Discussion: report status after the push (xDS ACK/NACK)",
 	Points:  15,
-	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff},
-	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason, never True before an ACK, and be retried with backoff until the proxy ACKs",
+	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff, ClauseMessage},
+	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason (never the error's whole text), never True before an ACK, and be retried with backoff until the proxy ACKs",
 	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
 first, then set Programmed from the answer: on a NACK, Programmed=False with reason
 PushFailed and the proxy's reason in the message (Accepted stays True: the route itself
@@ -471,12 +471,22 @@ is fine). Return the error so the work queue retries with backoff (or RequeueAft
 1 to 10 seconds); when the proxy ACKs a retry, Programmed becomes True. A retry every
 few milliseconds hammers a proxy that already said no: after the first second of
 refusals, at most a few pushes per second. Writing Programmed=True before the push,
-even for a moment, is a lie that the check sees.`,
+even for a moment, is a lie that the check sees.
+The message must be a function of what was observed, not an error's text: the
+NACK's reason (dataplane.NACKError.Reason, never the whole answer, which may carry a
+request id), and a fixed "data plane unreachable" when no answer came (a reset
+connection's error names a local port, new every attempt). A message that changes
+every attempt is a status write every attempt, and the write's own event runs the
+next pass at once, past the backoff: the check resets one route's connections and
+NACKs another with a new request id in every answer, and counts the status writes
+and pushes once both have been refused for 2 s. The error itself, with every detail,
+is what Reconcile returns: the log shows it.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		key := checks.RouteKey(t, "nacked")
 		t.Did(evidence.ProxyChanged, "EdgeRoute "+key.String(), "telling the proxy to refuse nacked")
 		t.Proxy.SetNACK(key, nackReason)
 		createService(ctx, t, "nacked-svc")
+		varying := refuseVaryingly(ctx, t, "nacked-svc")
 		r := t.NewRoute(ctx, "nacked", "nacked-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
 			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
@@ -492,10 +502,13 @@ even for a moment, is a lie that the check sees.`,
 				r, at.Format("15:04:05.000"), conds)
 		}
 		retryRate(t, r)
+		varying.settle(ctx, t)
 
 		t.Did(evidence.ProxyChanged, r.Object(), "telling the proxy to accept nacked again")
 		t.Proxy.SetNACK(r.Key(), "")
+		varying.answer(t)
 		r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
+		varying.programmed(ctx, t)
 	},
 }
 

@@ -60,10 +60,12 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	//gw10:begin observe
 	//gw10:todo 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//gw10:todo    target Service exist? And what may a pass do when it cannot tell?
+	//gw10:todo    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
+	//gw10:todo    held by someone's finalizer)? And what may a pass do when it cannot tell?
 	//gw10:todo    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
-	// 2. Observe ACTUAL state: does the target Service exist?
-	var obs observation
+	// 2. Observe ACTUAL state: does the target Service exist? And is the
+	// EdgeRoute being deleted (held by another's finalizer)?
+	obs := observation{deleting: !er.DeletionTimestamp.IsZero()}
 	var svc corev1.Service
 	err := r.Get(ctx, types.NamespacedName{Namespace: er.Namespace, Name: er.Spec.Service}, &svc)
 	switch {
@@ -80,8 +82,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:todo    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
 	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 	// 3. Converge: program the data plane for THIS route (idempotent), or
-	// withdraw it while its Service is missing.
-	if obs.serviceMissing {
+	// withdraw it while its Service is missing or it is being deleted.
+	if obs.serviceMissing || obs.deleting {
 		obs.withdrawErr = r.Programmer.Remove(ctx, req.NamespacedName)
 	} else {
 		obs.pushErr = r.Programmer.Program(ctx, &er)
@@ -194,7 +196,10 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 // controller starts, it enqueues every route the proxy holds whose EdgeRoute
 // is gone, and Reconcile, getting NotFound for it, withdraws it. Going through
 // the queue keeps one key in one worker: a withdraw never races a reconcile
-// of an EdgeRoute created again under the same name. The controller starts
+// of an EdgeRoute created again under the same name. A withdraw that outlives
+// its timeout may still land after that reconcile's push; it names the uid of
+// the route it read (dataplane.HTTP.Remove), so the proxy refuses it for the
+// new route. The controller starts
 // its sources once per process, and only while it leads (with
 // --leader-elect), so the sweep runs once per leadership. A source's Start
 // must not block, so the sweep runs in the background, retrying with backoff

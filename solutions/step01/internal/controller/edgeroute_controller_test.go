@@ -305,7 +305,11 @@ func TestFailedWithdrawStillWritesTheStatus(t *testing.T) {
 	_, err := reconcileOnce(t, r, er)
 	g.Expect(err).To(MatchError(ContainSubstring("proxy restarting")))
 	expectCondition(g, get(t, er), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
-	expectCondition(g, get(t, er), netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+	got := get(t, er)
+	expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+	msg := meta.FindStatusCondition(got.Status.Conditions, netv1.ConditionProgrammed).Message
+	g.Expect(msg).NotTo(ContainSubstring("withdrawn"), "the withdraw failed: the route may still be served")
+	g.Expect(msg).To(ContainSubstring("data plane unreachable"))
 }
 
 // failingRemove is a data plane whose withdraws fail.

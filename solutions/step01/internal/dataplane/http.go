@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,8 +20,12 @@ import (
 )
 
 const (
-	// maxReasonBytes bounds how much of a NACK body ends up in a condition message.
-	maxReasonBytes = 1024
+	// maxAnswerBytes bounds how much of a refusal's answer is read.
+	maxAnswerBytes = 1024
+	// maxReasonBytes bounds the reason a NACKError carries to a condition message.
+	maxReasonBytes = 256
+	// maxRouteBytes bounds one route a read of it reads.
+	maxRouteBytes = 16 << 10
 	// maxTableBytes bounds the route table a listing reads.
 	maxTableBytes = 64 << 20
 )
@@ -28,8 +33,13 @@ const (
 // HTTP talks to the proxy admin API:
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON Route -> 2xx ACK, else NACK
-//	DELETE /v1/routes/{namespace}/{name}             -> 2xx or 404: withdrawn
+//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON Route, 404 when absent
+//	DELETE /v1/routes/{namespace}/{name}?uid=U       -> 2xx or 404: withdrawn; 409: the route held carries
+//	                                                    another uid (an EdgeRoute created again): it stays
 //	GET    /v1/routes                                -> 200, JSON {"namespace/name": route, ...}
+//
+// A refusal's answer is JSON {"reason": "...", ...}: the reason is the same
+// for the same refusal; the other fields (a request id) are for the log.
 type HTTP struct {
 	base   *url.URL
 	client *http.Client
@@ -67,18 +77,53 @@ func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) (err error) {
 	return nil
 }
 
-// Remove withdraws the route; a 404 means it is already gone.
+// Remove withdraws the route the proxy holds for key: it reads the route's
+// uid, then withdraws it on condition that the route still carries that uid.
+// A withdraw that outlives its timeout may still land, later than a push of
+// an EdgeRoute created again under the same name: the proxy then refuses it
+// (409) and the new route stays. A 404 (nothing held) and a 409 (the route
+// of another EdgeRoute) both leave nothing of the route read: done.
 func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error) {
 	defer func() { logAnswer(ctx, "data plane: withdraw", "withdrawn", key, err) }()
-	resp, err := h.do(ctx, http.MethodDelete, key, nil)
+	held, ok, err := h.route(ctx, key)
+	if err != nil || !ok {
+		return err
+	}
+	var query url.Values
+	if held.UID != "" {
+		query = url.Values{"uid": {held.UID}}
+	}
+	resp, err := h.doQuery(ctx, http.MethodDelete, key, query, nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound {
+	switch {
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusConflict:
+		return nil
+	default:
 		return nackFrom(resp)
 	}
-	return nil
+}
+
+// route reads the route the proxy holds for key (false: none).
+func (h *HTTP) route(ctx context.Context, key types.NamespacedName) (Route, bool, error) {
+	resp, err := h.do(ctx, http.MethodGet, key, nil)
+	if err != nil {
+		return Route{}, false, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return Route{}, false, nil
+	case resp.StatusCode != http.StatusOK:
+		return Route{}, false, fmt.Errorf("reading the route %s: %w", key, nackFrom(resp))
+	}
+	var r Route
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRouteBytes)).Decode(&r); err != nil {
+		return Route{}, false, fmt.Errorf("decoding the route %s: %w", key, err)
+	}
+	return r, true, nil
 }
 
 // Routes lists the keys of the routes the proxy holds.
@@ -112,8 +157,17 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 }
 
 func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, body []byte) (*http.Response, error) {
+	return h.doQuery(ctx, method, key, nil, body)
+}
+
+func (h *HTTP) doQuery(ctx context.Context, method string, key types.NamespacedName, query url.Values, body []byte) (*http.Response, error) {
 	u := h.base.JoinPath("v1", "routes", key.Namespace, key.Name)
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, fmt.Errorf("building %s %s: %w", method, u, err)
 	}
@@ -140,11 +194,28 @@ func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, er
 	logr.FromContextOrDiscard(ctx).Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
 }
 
+// nackFrom reads a refusal: its reason from the answer's "reason" field,
+// never the whole answer, which may differ every time for the same refusal.
 func nackFrom(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBytes))
-	reason := strings.TrimSpace(string(b))
-	if reason == "" {
-		reason = http.StatusText(resp.StatusCode)
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	body := strings.TrimSpace(string(b))
+	var answer struct {
+		Reason string `json:"reason"`
 	}
-	return &NACKError{StatusCode: resp.StatusCode, Reason: reason}
+	reason := http.StatusText(resp.StatusCode)
+	if json.Unmarshal(b, &answer) == nil && strings.TrimSpace(answer.Reason) != "" {
+		reason = truncate(strings.TrimSpace(answer.Reason), maxReasonBytes)
+	}
+	return &NACKError{StatusCode: resp.StatusCode, Reason: reason, Body: body}
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
