@@ -75,7 +75,6 @@ type plan struct {
 	entry  Entry
 	commit string
 	dir    string // its grade's directory
-	row    Row
 	// sameAs is the earlier entry of the roster this one is a copy of (the
 	// same repository at the same commit): one row for both.
 	sameAs *plan

@@ -48,9 +48,10 @@ func fixtureReport(repository, ref, commit, grader, message string, statuses ...
 			st = statuses[i]
 		}
 		r := report.CheckResult{ID: c.id, Title: "the " + c.id + " check", Clauses: c.clauses, Points: c.points, Status: st}
-		if st == report.Pass {
+		switch st {
+		case report.Pass:
 			r.Earned = c.points
-		} else if st == report.Fail {
+		case report.Fail:
 			r.Message = message
 		}
 		rep.Checks = append(rep.Checks, r)
