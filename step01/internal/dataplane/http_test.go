@@ -220,13 +220,16 @@ func TestNewHTTPRejectsBadURLs(t *testing.T) {
 	}
 }
 
+// TestRoutesListsTheKeysOfTheTable: the keys that are namespace/name; the
+// others (a shared proxy's routes of another kind) are skipped.
 func TestRoutesListsTheKeysOfTheTable(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || r.URL.Path != "/v1/routes" {
 			t.Errorf("got %s %s, want GET /v1/routes", r.Method, r.URL.Path)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"shop/web":{"hostname":"shop.example.com","prefix":"/","service":"web","port":8080},"blog/api":{}}`))
+		_, _ = w.Write([]byte(`{"shop/web":{"hostname":"shop.example.com","prefix":"/","service":"web","port":8080},"blog/api":{},` +
+			`"web":{},"a/b/c":{},"shop/":{}}`))
 	}))
 	defer srv.Close()
 	h, _ := NewHTTP(srv.URL, time.Second)
@@ -243,11 +246,8 @@ func TestRoutesListsTheKeysOfTheTable(t *testing.T) {
 
 func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
 	for name, answer := range map[string]func(http.ResponseWriter){
-		"HTTP 503":      func(w http.ResponseWriter) { http.Error(w, "restarting", http.StatusServiceUnavailable) },
-		"not JSON":      func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>")) },
-		"a key sans /":  func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"web":{}}`)) },
-		"a key with //": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"a/b/c":{}}`)) },
-		"an empty name": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"shop/":{}}`)) },
+		"HTTP 503": func(w http.ResponseWriter) { http.Error(w, "restarting", http.StatusServiceUnavailable) },
+		"not JSON": func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>")) },
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { answer(w) }))
 		h, _ := NewHTTP(srv.URL, time.Second)

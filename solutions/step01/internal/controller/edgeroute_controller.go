@@ -227,7 +227,12 @@ func (r *EdgeRouteReconciler) sweep(ctx context.Context, queue workqueue.TypedRa
 // orphans are the keys of the routes the proxy holds whose EdgeRoute does not
 // exist. The cache answers (it waits for its first list), so a route is an
 // orphan only if the EdgeRoute is absent from a synced view of the cluster.
+// A key the cache cannot answer for is not this controller's to judge: with
+// --namespaces, a namespace it does not watch is an error, not NotFound (a
+// proxy shared with other controllers holds such routes). It is logged and
+// skipped; one such key never keeps the others' orphans from being withdrawn.
 func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedName, error) {
+	log := logf.FromContext(ctx)
 	keys, err := r.Programmer.Routes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing the data plane's routes: %w", err)
@@ -238,7 +243,7 @@ func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedNa
 		case apierrors.IsNotFound(err):
 			gone = append(gone, key)
 		case err != nil:
-			return nil, fmt.Errorf("reading EdgeRoute %s: %w", key, err)
+			log.Info("sweep: skipping a route whose EdgeRoute cannot be read here", "route", key.String(), "error", err.Error())
 		}
 	}
 	return gone, nil

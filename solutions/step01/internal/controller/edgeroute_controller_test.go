@@ -407,12 +407,21 @@ func TestSchemaRejectsInvalidSpecs(t *testing.T) {
 // startManager runs the controller in-process, as main.go wires it, until the test ends.
 func startManager(t *testing.T, dp *fakeDataPlane) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	startManagerWith(t, dp, func(*ctrl.Options) {})
+}
+
+// startManagerWith starts a manager whose options edit changed (its cache's
+// namespaces, as cmd/main.go's --namespaces sets them).
+func startManagerWith(t *testing.T, dp *fakeDataPlane, edit func(*ctrl.Options)) {
+	t.Helper()
+	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)}, // one manager per test
-	})
+	}
+	edit(&opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
 	}

@@ -145,11 +145,15 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTableBytes)).Decode(&table); err != nil {
 		return nil, fmt.Errorf("decoding the route table from GET %s: %w", u, err)
 	}
+	// A proxy may be shared: a key that is not namespace/name was not put
+	// there by an EdgeRoute controller, and is skipped (and logged), never a
+	// reason to list nothing.
 	keys := make([]types.NamespacedName, 0, len(table))
 	for k := range table {
 		ns, name, err := cache.SplitMetaNamespaceKey(k)
 		if err != nil || ns == "" || name == "" {
-			return nil, fmt.Errorf("the route table from GET %s has a key %q that is not namespace/name", u, k)
+			logr.FromContextOrDiscard(ctx).Info("data plane: skipping a key of the route table that is not namespace/name", "key", k)
+			continue
 		}
 		keys = append(keys, types.NamespacedName{Namespace: ns, Name: name})
 	}
