@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -146,12 +147,24 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.routesFor)).
 		WatchesRawSource(source.Func(r.sweep)).
 		Named("edgeroute").
+		WithOptions(controller.Options{RateLimiter: retryLimiter()}).
 		Complete(r)
 	//gw10:end
 }
 
 //gw10:begin watch-helpers
 //gw10:todo Helpers of your own for SetupWithManager go here, if it needs any.
+
+// maxRetryDelay caps a failing route's backoff. The work queue's default
+// per-item limiter doubles from 5 ms up to 1000 s: after a proxy outage of a
+// few minutes, a route that failed all along would wait up to 16 minutes
+// more once the proxy is back. Capped, it is retried within half a minute.
+const maxRetryDelay = 30 * time.Second
+
+// retryLimiter is the queue's per-item backoff: the default's, capped.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay)
+}
 
 // serviceIndex indexes EdgeRoutes by the name of the Service they target, so
 // that a Service event finds its routes without listing every EdgeRoute.

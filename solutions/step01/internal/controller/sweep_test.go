@@ -2,6 +2,7 @@ package controller
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
@@ -42,4 +44,22 @@ func TestTheSweepOfAScopedControllerSkipsRoutesOfOtherNamespaces(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 	g.Consistently(func() bool { _, held := dp.route(foreign); return held }, "1s", poll).Should(BeTrue(),
 		"the route of a namespace this controller does not watch was withdrawn")
+}
+
+// A route that has failed for as long as a proxy outage lasts is retried
+// within maxRetryDelay of the outage's end, not after the default's 1000 s.
+func TestAFailingRoutesBackoffIsCapped(t *testing.T) {
+	limiter := retryLimiter()
+	key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}
+	var last time.Duration
+	for range 40 { // 40 failures: minutes of an outage
+		last = limiter.When(key)
+	}
+	if last != maxRetryDelay {
+		t.Fatalf("after 40 failures the next retry waits %s, want the cap %s", last, maxRetryDelay)
+	}
+	limiter.Forget(key)
+	if d := limiter.When(key); d > 10*time.Millisecond {
+		t.Fatalf("a route that succeeded starts again from %s, want milliseconds", d)
+	}
 }
