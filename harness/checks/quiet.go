@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
@@ -83,6 +85,28 @@ type APIRecord interface {
 	Requests(from, to time.Time) []APIRequest
 }
 
+// FrontRecord is the APIRecord of a recording front; nil without one.
+func FrontRecord(f *apifront.Front) APIRecord {
+	if f == nil {
+		return nil
+	}
+	return frontRecord{f}
+}
+
+type frontRecord struct{ f *apifront.Front }
+
+func (r frontRecord) Requests(from, to time.Time) []APIRequest {
+	var out []APIRequest
+	for _, q := range r.f.Requests() {
+		if q.At.Before(from) || !q.At.Before(to) {
+			continue
+		}
+		out = append(out, APIRequest{At: q.At, Verb: q.Verb, Namespace: q.Namespace,
+			Resource: q.Resource, Subresource: q.Subresource, Name: q.Name})
+	}
+	return out
+}
+
 // QuietWindow is what each side saw during one quiet window.
 type QuietWindow struct {
 	From, To time.Time
@@ -96,6 +120,9 @@ type QuietWindow struct {
 	// the listings of the proxy's table (any: a listing names no route).
 	Proxy    []proxy.Event
 	Listings []proxy.Listing
+	// Reads: the reads of the window's routes (GET of one route, as a
+	// withdraw that names the route's uid does first).
+	Reads []proxy.Read
 	// Writes: the changes of the window's objects seen on the watch.
 	Writes []evidence.Event
 	// Requests: the front's requests about the window's namespaces, other
@@ -123,6 +150,10 @@ func (w QuietWindow) Busy() []string {
 	if s := w.proxyWork(); s != "" {
 		out = append(out, s)
 	}
+	if n := len(w.Reads); n > 0 {
+		out = append(out, fmt.Sprintf("the controller read its routes from the proxy %s in %s with nothing changing",
+			Times(n), w.Length().Round(10*time.Millisecond)))
+	}
 	if n := len(w.Listings); n > 0 {
 		out = append(out, fmt.Sprintf("the controller listed the proxy's routes %s in %s with nothing changing",
 			Times(n), w.Length().Round(10*time.Millisecond)))
@@ -147,7 +178,7 @@ func (w QuietWindow) Admitted() string {
 	if w.MetricsErr != nil || w.Reconciles <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("its /metrics counted %s in the window (%s)", Count(w.Reconciles, "reconcile", "reconciles"), resultList(w.ByResult))
+	return fmt.Sprintf("its /metrics counted %s in the window (%s)", words.Count(w.Reconciles, "reconcile", "reconciles"), resultList(w.ByResult))
 }
 
 // Denied says, beside outside evidence of work, that the controller's
@@ -179,10 +210,10 @@ func (w QuietWindow) proxyWork() string {
 	}
 	var parts []string
 	if pushes > 0 {
-		parts = append(parts, Count(pushes, "push", "pushes"))
+		parts = append(parts, words.Count(pushes, "push", "pushes"))
 	}
 	if withdraws > 0 {
-		parts = append(parts, Count(withdraws, "withdraw", "withdraws"))
+		parts = append(parts, words.Count(withdraws, "withdraw", "withdraws"))
 	}
 	return fmt.Sprintf("the proxy received %s of %s in %s with nothing changing (the last at %s)",
 		strings.Join(parts, " and "), strings.Join(sortedKeys(routes), ", "), w.Length().Round(10*time.Millisecond),
@@ -195,7 +226,7 @@ func (w QuietWindow) writeWork() string {
 	}
 	last := w.Writes[len(w.Writes)-1]
 	return fmt.Sprintf("the API server saw %s of %s in %s with nothing changing; the last: %s",
-		Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
+		words.Count(len(w.Writes), "write", "writes"), strings.Join(w.Objects, ", "), w.Length().Round(10*time.Millisecond), last.Text)
 }
 
 func (w QuietWindow) requestWork() string {
@@ -211,7 +242,7 @@ func (w QuietWindow) requestWork() string {
 		verbs[what]++
 	}
 	return fmt.Sprintf("the controller sent the API server %s in %s with nothing changing (%s)",
-		Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
+		words.Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), resultList(verbs))
 }
 
 // KernelWork says why work done in a window of length d is more than an
@@ -338,6 +369,11 @@ func (w *QuietWindow) collect(t *T) {
 			}
 		}
 		slices.SortFunc(w.Proxy, func(a, b proxy.Event) int { return a.Received.Compare(b.Received) })
+		for _, r := range t.Proxy.Reads() {
+			if in(r.At) && slices.Contains(w.Keys, r.Key) {
+				w.Reads = append(w.Reads, r)
+			}
+		}
 		for _, l := range t.Proxy.Listings() {
 			if in(l.At) {
 				w.Listings = append(w.Listings, l)

@@ -269,3 +269,32 @@ func TestAnHonestPollerIsAdmitted(t *testing.T) {
 		t.Errorf("Denied() = %q for a controller that admitted reconciles", d)
 	}
 }
+
+// TestAReadOfAWindowsRouteIsWork: a withdraw reads the route's uid first,
+// so a controller that withdraws on a timer a route the proxy does not hold
+// sends only reads: they are work too; reads of other routes are not.
+func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
+	ct, p := quietT(t, &lyingController{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			for _, name := range []string{"quiet", "other"} {
+				if resp, err := http.Get(p.URL() + "/v1/routes/ns/" + name); err == nil {
+					resp.Body.Close()
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	busy := strings.Join(w.Busy(), "\n")
+	if !strings.Contains(busy, "read its routes from the proxy") {
+		t.Fatalf("reads of the window's route did not make it busy: %q", busy)
+	}
+	for _, r := range w.Reads {
+		if r.Key.Name != "quiet" {
+			t.Fatalf("the window counted a read of another route: %+v", r)
+		}
+	}
+}

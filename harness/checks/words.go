@@ -13,13 +13,5 @@ func Times(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
-// Count reads "1 retry", "2 retries".
-func Count(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // ResultList reads reconciles by result as "3 success, 1 error".
 func ResultList(d map[string]int) string { return resultList(d) }

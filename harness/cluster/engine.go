@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"os/exec"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func (p engineProbe) find(ctx context.Context) (Engine, error) {
 		if err == nil {
 			return Engine{Name: name}, nil
 		}
-		lastErr = firstLine(stderr)
+		lastErr = words.FirstLine(stderr)
 	}
 	const instead = "start one, or use the envtest control plane (the default: make check, make cluster-up)"
 	if len(installed) == 0 {
@@ -64,9 +65,4 @@ func (p engineProbe) find(ctx context.Context) (Engine, error) {
 		msg += fmt.Sprintf(" (%s info: %s)", installed[len(installed)-1], lastErr)
 	}
 	return Engine{}, fmt.Errorf("%s; %s", msg, instead)
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -3,6 +3,7 @@ package grade
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"os"
 	"path"
 	"path/filepath"
@@ -67,17 +68,20 @@ func (c *Checkout) fetch(ctx context.Context, submission, ref, step string) erro
 		}
 		found = true
 		if e.mode != "100644" && e.mode != "100755" {
-			return fmt.Errorf("the submission %s at %s: %s is a symbolic link or submodule, which could reach outside %s/", label, short(commit), name, step)
+			return fmt.Errorf("the submission %s at %s: %s is a symbolic link or submodule, which could reach outside %s/", label, words.ShortCommit(commit), name, step)
 		}
 	}
 	if !found {
-		return fmt.Errorf("the submission %s at %s has no %s/", label, short(commit), step)
+		return fmt.Errorf("the submission %s at %s has no %s/", label, words.ShortCommit(commit), step)
+	}
+	if reason := sizeProblems(step, treeSizes(files, step, "")); reason != "" {
+		return fmt.Errorf("the submission %s at %s: %s", label, words.ShortCommit(commit), reason)
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
-	if _, err := extract(ctx, repo, commit, c.Dir, func(name string) bool { return under(name, step) }, "--", step); err != nil {
-		return fmt.Errorf("extracting %s/ of the submission %s at %s: %w", step, label, short(commit), err)
+	if _, err := extract(ctx, repo, commit, c.Dir, func(name string) bool { return under(name, step) }, &extractLimits{}, "--", step); err != nil {
+		return fmt.Errorf("extracting %s/ of the submission %s at %s: %w", step, label, words.ShortCommit(commit), err)
 	}
 	return nil
 }

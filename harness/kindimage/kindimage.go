@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"os"
 	"os/exec"
@@ -165,7 +166,7 @@ func dockerRunning(ctx context.Context) error {
 	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("building the kind node image needs a running Docker engine (scripts/docker-up.sh starts one): docker info: %v: %s",
-			err, firstLine(strings.TrimSpace(string(out))))
+			err, words.FirstLine(strings.TrimSpace(string(out))))
 	}
 	return nil
 }
@@ -177,9 +178,4 @@ func imageLabel(ctx context.Context, image, label string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"io"
 	"os"
 	"os/exec"
@@ -296,7 +297,7 @@ func jsonField(data []byte, field string) (string, error) {
 	}
 	v, _ := m[field].(string)
 	if v == "" {
-		return "", fmt.Errorf("no %s in %s", field, firstLine(string(data)))
+		return "", fmt.Errorf("no %s in %s", field, words.FirstLine(string(data)))
 	}
 	return v, nil
 }

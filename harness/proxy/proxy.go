@@ -3,11 +3,26 @@
 // records every request with a timestamp, and can be told to NACK a route or
 // to hold ACKs for a while, so checks can observe the order of push and status.
 //
-//	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK with a text reason
-//	DELETE /v1/routes/{namespace}/{name}             -> 204 withdrawn, 404 when absent, 503 refused (busy: try again)
+//	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK
+//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON route, 404 when absent
+//	DELETE /v1/routes/{namespace}/{name}[?uid=U]     -> 204 withdrawn, 404 when absent, 503 refused (busy: try again),
+//	                                                    409 when the route held carries another uid than U (it stays)
 //	GET    /v1/routes                                -> JSON table, or 503 while listing is refused
 //
+// A route carries the uid of the EdgeRoute it was pushed for. A withdraw
+// that names a uid removes the route only if it still carries that uid, so
+// a withdraw that lands late cannot remove the route of an EdgeRoute created
+// again under the same name since; one that names none removes whatever the
+// proxy holds under the key (for clients that do not know the uid).
+//
+// Every refusal (4xx, 5xx) answers JSON {"reason": "..."}: the reason is the
+// same for the same refusal. A route whose NACKs carry request ids
+// (SetNACKWithRequestIDs) gets {"reason": "...", "requestId": "..."}, the id
+// new in every answer, as a real proxy's may be.
+//
 // While "down", PUT and DELETE get no answer: the connection is closed.
+// SetReset makes the requests of one route end in a connection reset (a
+// TCP RST: the client's error names its local port, new every attempt).
 // RefuseListing makes GET /v1/routes fail for a while, as a proxy still
 // starting would.
 package proxy
@@ -17,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -32,6 +48,8 @@ type Route struct {
 	Service    string `json:"service"`
 	Port       int32  `json:"port"`
 	Generation int64  `json:"generation"`
+	// UID is the EdgeRoute's metadata.uid (empty from a client that sends none).
+	UID string `json:"uid,omitempty"`
 }
 
 // Key names a route: the EdgeRoute's namespace and name.
@@ -46,8 +64,10 @@ type Event struct {
 	Route    *Route // PUT only
 	Received time.Time
 	Answered time.Time // when the answer was sent: for a PUT, the ACK or NACK
-	Status   int
-	Reason   string // NACK reason
+	Status   int       // 0: no answer (the proxy down, or the connection reset)
+	Reason   string    // NACK reason
+	UID      string    // DELETE only: the uid the withdraw named, if any
+	Reset    bool      // the connection was reset (SetReset)
 }
 
 // ACKed reports whether a PUT was accepted.
@@ -56,6 +76,8 @@ func (e Event) ACKed() bool { return e.Method == http.MethodPut && e.Status/100 
 // Answer says in a few words what the proxy answered.
 func (e Event) Answer() string {
 	switch {
+	case e.Reset:
+		return "unreachable: connection reset"
 	case e.Status == 0:
 		return "unreachable: connection closed without an answer"
 	case e.Reason != "":
@@ -73,7 +95,9 @@ type Server struct {
 	mu       sync.Mutex
 	routes   map[Key]Route
 	events   []Event
-	nack     map[Key]string
+	nack     map[Key]nack
+	reset    map[Key]bool
+	answers  int // refusals answered: the source of request ids
 	refuse   map[Key]refusal
 	ackDelay time.Duration
 	down     bool
@@ -86,6 +110,23 @@ type Server struct {
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
+	reads        []Read
+
+	log io.Writer // a line per request answered (SetLog); nil: none
+}
+
+// Read is one GET of a single route the proxy got (a withdraw reads the
+// route's uid first): answered or not, it is a request about that route.
+type Read struct {
+	At  time.Time
+	Key Key
+}
+
+// Reads returns the reads of single routes the proxy got, oldest first.
+func (s *Server) Reads() []Read {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Read(nil), s.reads...)
 }
 
 // Listing is one GET /v1/routes the proxy answered.
@@ -107,17 +148,20 @@ func StartOn(addr string) (*Server, error) {
 	s := &Server{
 		url:    "http://" + ln.Addr().String(),
 		routes: map[Key]Route{},
-		nack:   map[Key]string{},
+		nack:   map[Key]nack{},
+		reset:  map[Key]bool{},
 		refuse: map[Key]refusal{},
 		holds:  map[Key]*hold{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
 	mux.HandleFunc("DELETE /v1/routes/{namespace}/{name}", s.delete)
+	mux.HandleFunc("GET /v1/routes/{namespace}/{name}", s.get)
 	mux.HandleFunc("GET /v1/routes", s.list)
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.request(+1)
 		defer s.request(-1)
+		defer s.logRequest(r, s.recorded()) // deferred: a request the proxy hangs up on panics out of the mux
 		mux.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -155,15 +199,44 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// nack is how the pushes of a route are refused.
+type nack struct {
+	reason     string
+	requestIDs bool // each answer carries a new request id
+}
+
 // SetNACK makes every push of key fail with reason; an empty reason ACKs again.
 func (s *Server) SetNACK(key Key, reason string) {
+	s.setNACK(key, nack{reason: reason})
+}
+
+// SetNACKWithRequestIDs makes every push of key fail with reason, each
+// answer with a request id of its own beside it: the same refusal in a body
+// that is never the same twice. An empty reason ACKs again.
+func (s *Server) SetNACKWithRequestIDs(key Key, reason string) {
+	s.setNACK(key, nack{reason: reason, requestIDs: true})
+}
+
+func (s *Server) setNACK(key Key, n nack) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reason == "" {
+	if n.reason == "" {
 		delete(s.nack, key)
 		return
 	}
-	s.nack[key] = reason
+	s.nack[key] = n
+}
+
+// SetReset makes every push and withdraw of key end in a connection reset,
+// with no answer (on), or be answered again (off).
+func (s *Server) SetReset(key Key, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.reset[key] = true
+	} else {
+		delete(s.reset, key)
+	}
 }
 
 // RefuseWithdraws makes the next n withdraws of key fail with 503 and
@@ -322,15 +395,16 @@ func keyOf(r *http.Request) Key {
 }
 
 // hangUp closes the connection without an answer while the proxy is down,
-// and records the attempt.
+// or resets it for a route told to (SetReset), and records the attempt.
 func (s *Server) hangUp(w http.ResponseWriter, r *http.Request, received time.Time) bool {
+	key := keyOf(r)
 	s.mu.Lock()
-	down := s.down
+	down, reset := s.down, s.reset[key]
 	s.mu.Unlock()
-	if !down {
+	if !down && !reset {
 		return false
 	}
-	ev := Event{Method: r.Method, Key: keyOf(r), Received: received, Answered: time.Now()}
+	ev := Event{Method: r.Method, Key: key, Received: received, Answered: time.Now(), Reset: reset && !down}
 	if r.Method == http.MethodPut {
 		route := Route{}
 		if json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&route) == nil {
@@ -342,6 +416,9 @@ func (s *Server) hangUp(w http.ResponseWriter, r *http.Request, received time.Ti
 	s.mu.Unlock()
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
+			if tcp, isTCP := conn.(*net.TCPConn); isTCP && ev.Reset {
+				_ = tcp.SetLinger(0) // close sends a RST, not a FIN
+			}
 			_ = conn.Close()
 			return true
 		}
@@ -362,7 +439,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	delay, reason := s.ackDelay, s.nack[key]
+	delay, refused := s.ackDelay, s.nack[key]
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -373,8 +450,8 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := Event{Method: r.Method, Key: key, Route: &route, Received: received}
 	switch {
-	case reason != "":
-		ev.Status, ev.Reason = http.StatusUnprocessableEntity, reason
+	case refused.reason != "":
+		ev.Status, ev.Reason = http.StatusUnprocessableEntity, refused.reason
 	case route.Hostname == "" || !strings.HasPrefix(route.Prefix, "/") || route.Port < 1 || route.Port > 65535:
 		ev.Status, ev.Reason = http.StatusUnprocessableEntity, fmt.Sprintf("invalid route %+v", route)
 	default:
@@ -386,14 +463,14 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}
-	s.answer(w, ev)
+	s.answerWith(w, ev, refused.requestIDs)
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	if s.hangUp(w, r, time.Now()) {
 		return
 	}
-	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent}
+	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent, UID: r.URL.Query().Get("uid")}
 	s.mu.Lock()
 	if h, ok := s.holds[ev.Key]; ok && h.received.IsZero() {
 		h.received = ev.Received
@@ -423,26 +500,77 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, ev)
 		return
 	}
-	if _, ok := s.routes[ev.Key]; !ok {
+	route, ok := s.routes[ev.Key]
+	switch {
+	case !ok:
 		ev.Status = http.StatusNotFound
+	case ev.UID != "" && route.UID != ev.UID:
+		ev.Status, ev.Reason = http.StatusConflict, "the route was pushed for another uid (a newer object of that name): not withdrawn"
+	default:
+		delete(s.routes, ev.Key)
 	}
-	delete(s.routes, ev.Key)
 	s.mu.Unlock()
 	s.answer(w, ev)
 }
 
+// get answers one route, recorded among the Reads (not the Events: it
+// changes nothing). While the proxy is down, or the route's connections are
+// reset, it gets no answer.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	key := keyOf(r)
+	s.mu.Lock()
+	s.reads = append(s.reads, Read{At: time.Now(), Key: key})
+	route, ok := s.routes[key]
+	unanswered := s.down || s.reset[key]
+	s.mu.Unlock()
+	if unanswered {
+		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
+	}
+	if !ok {
+		refuse(w, http.StatusNotFound, "no such route", false, 0)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(route)
+}
+
 // answer records the event (stamped just before the answer goes out, so a
 // status written after the ACK is always later) and sends it.
-func (s *Server) answer(w http.ResponseWriter, ev Event) {
+func (s *Server) answer(w http.ResponseWriter, ev Event) { s.answerWith(w, ev, false) }
+
+// answerWith is answer; a refusal's answer carries a new request id when
+// requestID is set.
+func (s *Server) answerWith(w http.ResponseWriter, ev Event, requestID bool) {
 	ev.Answered = time.Now()
 	s.mu.Lock()
 	s.events = append(s.events, ev)
+	s.answers++
+	n := s.answers
 	s.mu.Unlock()
 	if ev.Reason != "" {
-		http.Error(w, ev.Reason, ev.Status)
+		refuse(w, ev.Status, ev.Reason, requestID, n)
 		return
 	}
 	w.WriteHeader(ev.Status)
+}
+
+// refusalBody is the body of every refusal.
+type refusalBody struct {
+	Reason    string `json:"reason"`
+	RequestID string `json:"requestId,omitempty"`
+}
+
+// refuse answers status with the reason as JSON, and request id n when
+// requestID is set.
+func refuse(w http.ResponseWriter, status int, reason string, requestID bool, n int) {
+	body := refusalBody{Reason: reason}
+	if requestID {
+		body.RequestID = fmt.Sprintf("req-%06d", n)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
@@ -454,7 +582,7 @@ func (s *Server) list(w http.ResponseWriter, _ *http.Request) {
 	if s.refuseList > 0 && now.Sub(s.refusingFrom) < s.refuseList {
 		s.listings = append(s.listings, Listing{At: now, Refused: true})
 		s.mu.Unlock()
-		http.Error(w, "the proxy is starting: its route table cannot be listed yet", http.StatusServiceUnavailable)
+		refuse(w, http.StatusServiceUnavailable, "the proxy is starting: its route table cannot be listed yet", false, 0)
 		return
 	}
 	s.listings = append(s.listings, Listing{At: now})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,7 +49,7 @@ func TestProtocol(t *testing.T) {
 
 	s.SetNACK(key, "port 8080 is reserved")
 	code, body = do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", Route{Hostname: "x", Prefix: "/", Service: "web", Port: 9090})
-	if code != http.StatusUnprocessableEntity || body != "port 8080 is reserved" {
+	if code != http.StatusUnprocessableEntity || body != `{"reason":"port 8080 is reserved"}` {
 		t.Fatalf("NACKed PUT = %d %q", code, body)
 	}
 	if got, _ := s.Route(key); got.Port != 8080 {
@@ -116,6 +117,83 @@ func TestDownClosesTheConnectionAndRecordsTheAttempt(t *testing.T) {
 	}
 }
 
+// TestNACKsWithRequestIDsKeepTheirReason: the same refusal, in an answer
+// that is never the same twice.
+func TestNACKsWithRequestIDsKeepTheirReason(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := Key{"shop", "web"}
+	s.SetNACKWithRequestIDs(key, "port 8080 is reserved")
+	route := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 8080}
+	seen := map[string]bool{}
+	for range 3 {
+		code, body := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route)
+		var answer struct{ Reason, RequestID string }
+		if err := json.Unmarshal([]byte(body), &answer); err != nil || code != http.StatusUnprocessableEntity {
+			t.Fatalf("NACK = %d %q (%v), want 422 and JSON", code, body, err)
+		}
+		if answer.Reason != "port 8080 is reserved" || answer.RequestID == "" || seen[body] {
+			t.Fatalf("NACK %q: want the reason and a request id never seen before (seen: %v)", body, seen)
+		}
+		seen[body] = true
+	}
+	if _, ok := s.Route(key); ok {
+		t.Fatal("a NACKed push was stored")
+	}
+	s.SetNACKWithRequestIDs(key, "")
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+		t.Fatalf("PUT after the NACKs = %d, want 204", code)
+	}
+}
+
+// TestResetEndsTheRequestsOfOneRoute: a route told to reset gets its push
+// and withdraw connections reset (the client's error names its local port,
+// new every time); other routes are answered.
+func TestResetEndsTheRequestsOfOneRoute(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	route := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 8080}
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/web", route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	s.SetReset(Key{"shop", "web"}, true)
+	var errs []string
+	for _, method := range []string{http.MethodPut, http.MethodDelete} {
+		b, _ := json.Marshal(route)
+		req, _ := http.NewRequest(method, s.URL()+"/v1/routes/shop/web", bytes.NewReader(b))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s of a route told to reset answered %d, want a transport error", method, resp.StatusCode)
+		}
+		errs = append(errs, err.Error())
+	}
+	if !strings.Contains(errs[0], "connection reset") {
+		t.Errorf("the push's error %q is not a connection reset", errs[0])
+	}
+	if _, ok := s.Route(Key{"shop", "web"}); !ok {
+		t.Fatal("a reset withdraw removed the route")
+	}
+	if code, _ := do(t, http.MethodPut, s.URL()+"/v1/routes/shop/other", route); code != http.StatusNoContent {
+		t.Fatalf("PUT of another route = %d, want 204", code)
+	}
+	evs := s.Events(Key{"shop", "web"})
+	if len(evs) != 3 || !evs[1].Reset || evs[1].Status != 0 || evs[1].Route == nil || evs[2].Method != http.MethodDelete || !evs[2].Reset ||
+		evs[1].Answer() != "unreachable: connection reset" {
+		t.Fatalf("the reset requests were not recorded as such: %+v", evs)
+	}
+	s.SetReset(Key{"shop", "web"}, false)
+	if code, _ := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE after the resets = %d, want 204", code)
+	}
+}
+
 // TestRefusedWithdrawsKeepTheRoute: a busy proxy answers 503 to the next n
 // withdraws and keeps the route; the one after is answered and withdraws it.
 func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
@@ -130,7 +208,7 @@ func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
 	}
 	s.RefuseWithdraws(key, 2, "busy: reloading")
 	for i := range 2 {
-		if code, body := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusServiceUnavailable || body != "busy: reloading" {
+		if code, body := do(t, http.MethodDelete, s.URL()+"/v1/routes/shop/web", nil); code != http.StatusServiceUnavailable || body != `{"reason":"busy: reloading"}` {
 			t.Fatalf("withdraw %d = %d %q, want 503 busy: reloading", i+1, code, body)
 		}
 		if _, ok := s.Route(key); !ok {
@@ -244,5 +322,93 @@ func TestRefusedListingAnswersAgainAfterItsTime(t *testing.T) {
 	got := s.Listings()
 	if len(got) != 3+refused+1 || !got[0].Refused || !got[1].Refused || got[2].Refused || got[len(got)-1].Refused || refused == 0 {
 		t.Fatalf("listings recorded %+v, want 2 refused, 1 answered, %d refused, 1 answered", got, refused)
+	}
+}
+
+// TestAWithdrawNamingAUIDRemovesOnlyThatUIDsRoute: a withdraw that names a
+// uid leaves the route of another EdgeRoute of the same name (409); one
+// that names the uid held, or none, withdraws it. GET answers one route.
+func TestAWithdrawNamingAUIDRemovesOnlyThatUIDsRoute(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key, url := Key{"shop", "web"}, s.URL()+"/v1/routes/shop/web"
+	route := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80, Generation: 1, UID: "uid-2"}
+	if code, body := do(t, http.MethodGet, url, nil); code != http.StatusNotFound {
+		t.Fatalf("GET of an absent route = %d %s, want 404", code, body)
+	}
+	if code, _ := do(t, http.MethodPut, url, route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	code, body := do(t, http.MethodGet, url, nil)
+	var got Route
+	if err := json.Unmarshal([]byte(body), &got); err != nil || code != http.StatusOK || got != route {
+		t.Fatalf("GET = %d %s (%v), want 200 and %+v", code, body, err, route)
+	}
+	if code, body := do(t, http.MethodDelete, url+"?uid=uid-1", nil); code != http.StatusConflict || !strings.Contains(body, `"reason"`) {
+		t.Fatalf("DELETE naming another uid = %d %s, want 409 with a reason", code, body)
+	}
+	if _, ok := s.Route(key); !ok {
+		t.Fatal("a withdraw naming another uid removed the route")
+	}
+	if code, _ := do(t, http.MethodDelete, url+"?uid=uid-2", nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE naming the uid held = %d, want 204", code)
+	}
+	if code, _ := do(t, http.MethodDelete, url+"?uid=uid-2", nil); code != http.StatusNotFound {
+		t.Fatalf("DELETE of an absent route = %d, want 404", code)
+	}
+	if code, _ := do(t, http.MethodPut, url, route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE naming no uid = %d, want 204 (unconditional)", code)
+	}
+	evs := s.Events(key)
+	if len(evs) != 6 || evs[1].UID != "uid-1" || evs[1].Status != http.StatusConflict || evs[5].UID != "" {
+		t.Fatalf("events: %+v", evs)
+	}
+}
+
+// TestALateWithdrawSparesARouteCreatedAgain: the withdraw of an EdgeRoute's
+// route, held in flight until the route of an EdgeRoute created again under
+// the same name is pushed, lands after that push and is refused: the new
+// route stays.
+func TestALateWithdrawSparesARouteCreatedAgain(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key, url := Key{"shop", "web"}, s.URL()+"/v1/routes/shop/web"
+	old := Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80, Generation: 1, UID: "uid-1"}
+	if code, _ := do(t, http.MethodPut, url, old); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	s.HoldWithdraw(key)
+	answered := make(chan int, 1)
+	go func() {
+		code, _ := do(t, http.MethodDelete, url+"?uid=uid-1", nil)
+		answered <- code
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, held := s.WithdrawHeld(key); held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the withdraw never arrived")
+		}
+	}
+	again := old
+	again.UID = "uid-2"
+	if code, _ := do(t, http.MethodPut, url, again); code != http.StatusNoContent {
+		t.Fatalf("PUT of the EdgeRoute created again = %d, want 204", code)
+	}
+	if code := <-answered; code != http.StatusConflict {
+		t.Fatalf("the late withdraw = %d, want 409", code)
+	}
+	if got, ok := s.Route(key); !ok || got.UID != "uid-2" {
+		t.Fatalf("the proxy holds %+v (%v), want the route of uid-2", got, ok)
 	}
 }

@@ -9,6 +9,7 @@ package timeline
 import (
 	_ "embed"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"html/template"
 	"io"
 	"os"
@@ -99,23 +100,13 @@ func counts(events []evidence.Event) string {
 	}
 	tl := evidence.TallyAfter(events, events[0].At, "")
 	parts := []string{
-		plural(tl.Reconciles, "reconcile"),
-		plural(tl.StatusWrites, "status write"),
-		plural(tl.Pushes, "push"),
+		words.Count(tl.Reconciles, "reconcile", "reconciles"),
+		words.Count(tl.StatusWrites, "status write", "status writes"),
+		words.Count(tl.Pushes, "push", "pushes"),
 	}
 	if tl.NACKs > 0 {
 		parts[len(parts)-1] += fmt.Sprintf(" (%d refused)", tl.NACKs)
 	}
-	parts = append(parts, plural(tl.Withdraws, "withdraw"))
+	parts = append(parts, words.Count(tl.Withdraws, "withdraw", "withdraws"))
 	return strings.Join(parts, " · ")
-}
-
-func plural(n int, what string) string {
-	switch {
-	case n == 1:
-		return "1 " + what
-	case strings.HasSuffix(what, "sh"):
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -3,6 +3,7 @@ package step01
 import (
 	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func pollingWords(who, waitingFor string, polls int, window time.Duration, byRes
 	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
 		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
 	observed = fmt.Sprintf("%s in the last %s, counted once the controller had gone idle (%s)",
-		checks.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
+		words.Count(polls, "reconcile", "reconciles"), window, checks.ResultList(byResult))
 	return cause, observed
 }
 
@@ -250,12 +251,13 @@ points at an EdgeRoute, and the user's Service has none. Watch Services with
 Watches(...) and a map function that finds the EdgeRoutes in the Service's namespace
 whose spec.service names it: a field index on spec.service makes that a cache lookup.
 Requeueing while the Service is missing gets there too, late and at a price: the check
-fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route names the same
-Service, and a route in another namespace a Service of the same name: the Service's
-creation must reach both of the first (a map function returns every route that names
-it) and change nothing for the third. Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile
-because observedGeneration equals generation would also break this: the world changed,
-the EdgeRoute did not.`,
+fails Requeue: true and a RequeueAfter that fires while the routes wait. A second route
+names the same Service, and a route in another namespace a Service of the same name: the
+Service's creation must reach both of the first (a map function returns every route that
+names it) and change nothing for the third.
+Report Programmed=True only after the proxy ACKed the push. Skipping Reconcile because
+observedGeneration equals generation would also break this: the world changed, the
+EdgeRoute did not.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		r := t.NewRoute(ctx, "heal", "heal-svc", 8080)
 		// Q-FANOUT: a second route names the same Service, and a route in
@@ -457,11 +459,11 @@ const (
 
 var pushFailureCheck = checks.Check{
 	ID:      "push-failure",
-	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK, never True, retried with backoff until the proxy ACKs",
+	Title:   "a NACKed push is Programmed=False/PushFailed with the NACK's reason, never True, retried with backoff until the proxy ACKs, and a refusal repeated writes nothing",
 	SeedRef: "Discussion: report status after the push (xDS ACK/NACK)",
 	Points:  15,
-	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff},
-	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason, never True before an ACK, and be retried with backoff until the proxy ACKs",
+	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff, ClauseMessage},
+	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason (never the error's whole text), never True before an ACK, and be retried with backoff until the proxy ACKs",
 	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
 first, then set Programmed from the answer: on a NACK, Programmed=False with reason
 PushFailed and the proxy's reason in the message (Accepted stays True: the route itself
@@ -469,12 +471,22 @@ is fine). Return the error so the work queue retries with backoff (or RequeueAft
 1 to 10 seconds); when the proxy ACKs a retry, Programmed becomes True. A retry every
 few milliseconds hammers a proxy that already said no: after the first second of
 refusals, at most a few pushes per second. Writing Programmed=True before the push,
-even for a moment, is a lie that the check sees.`,
+even for a moment, is a lie that the check sees.
+The message must be a function of what was observed, not an error's text: the
+NACK's reason (dataplane.NACKError.Reason, never the whole answer, which may carry a
+request id), and a fixed "data plane unreachable" when no answer came (a reset
+connection's error names a local port, new every attempt). A message that changes
+every attempt is a status write every attempt, and the write's own event runs the
+next pass at once, past the backoff: the check resets one route's connections and
+NACKs another with a new request id in every answer, and counts the status writes
+and pushes once both have been refused for 2 s. The error itself, with every detail,
+is what Reconcile returns: the log shows it.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		key := checks.RouteKey(t, "nacked")
 		t.Did(evidence.ProxyChanged, "EdgeRoute "+key.String(), "telling the proxy to refuse nacked")
 		t.Proxy.SetNACK(key, nackReason)
 		createService(ctx, t, "nacked-svc")
+		varying := refuseVaryingly(ctx, t, "nacked-svc")
 		r := t.NewRoute(ctx, "nacked", "nacked-svc", 8080)
 		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
 			checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
@@ -490,10 +502,13 @@ even for a moment, is a lie that the check sees.`,
 				r, at.Format("15:04:05.000"), conds)
 		}
 		retryRate(t, r)
+		varying.settle(ctx, t)
 
 		t.Did(evidence.ProxyChanged, r.Object(), "telling the proxy to accept nacked again")
 		t.Proxy.SetNACK(r.Key(), "")
+		varying.answer(t)
 		r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
+		varying.programmed(ctx, t)
 	},
 }
 
@@ -518,7 +533,7 @@ func programmedOverNACK(t *checks.T, r *checks.Route) {
 		return
 	}
 	t.Cause("the status said Programmed=True at %s, and the proxy refused every push of %s (%s, no ACK): "+
-		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, checks.Count(refused, "NACK", "NACKs"))
+		"Programmed=True was written before, or without, the proxy's answer", at.Format("15:04:05.000"), r, words.Count(refused, "NACK", "NACKs"))
 }
 
 // retryRate fails the check when a refused route was pushed faster than

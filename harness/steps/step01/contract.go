@@ -15,6 +15,7 @@ const (
 	ClauseAfterAck = "ST-AFTER-ACK"
 	ClauseOneWrite = "ST-ONE-WRITE"
 	ClauseNoChurn  = "ST-NO-CHURN"
+	ClauseMessage  = "ST-MESSAGE"
 	ClauseSubres   = "ST-SUBRESOURCE"
 	ClauseNoPoll   = "Q-NO-POLL"
 	ClauseFanout   = "Q-FANOUT"
@@ -38,6 +39,7 @@ func Contract() []step.Clause {
 		{ID: ClauseObsGen, Rule: "every condition carries observedGeneration = the generation it describes"},
 		{ID: ClauseAfterAck, Rule: "Programmed=True is written only when the proxy's latest answer for the route's current generation is an ACK"},
 		{ID: ClauseOneWrite, Rule: "at most one status write per reconcile pass: every write is a whole status, and a failed write's error is returned"},
+		{ID: ClauseMessage, Rule: "a condition's message is a function of what was observed: a refusal's reason (never the proxy's whole answer, which may carry a request id), a fixed text when no answer came (never a transport error's text); a refusal repeated writes no status"},
 		{ID: ClauseNoChurn, Rule: "no status write when nothing changed; lastTransitionTime moves only when a condition's status changes"},
 		{ID: ClauseSubres, Rule: "status is written through the status subresource"},
 		{ID: ClauseNoPoll, Rule: "a route waiting for its Service costs nothing: no reconcile, push, withdraw, write or work on a timer while nothing changes"},

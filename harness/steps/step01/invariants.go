@@ -2,6 +2,7 @@ package step01
 
 import (
 	"fmt"
+	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"time"
 
@@ -209,8 +210,8 @@ func answers(h checks.History, name string, gen int64, from, to time.Time) strin
 	if pushes == 0 {
 		return "nothing was pushed"
 	}
-	return fmt.Sprintf("%s in all; of generation %d: %s, %s", checks.Count(pushes, "push", "pushes"), gen,
-		checks.Count(acks, "ACK", "ACKs"), checks.Count(nacks, "NACK", "NACKs"))
+	return fmt.Sprintf("%s in all; of generation %d: %s, %s", words.Count(pushes, "push", "pushes"), gen,
+		words.Count(acks, "ACK", "ACKs"), words.Count(nacks, "NACK", "NACKs"))
 }
 
 func routeObject(h checks.History, name string) string {

@@ -36,8 +36,10 @@ func noReconcile(trigger evidence.Trigger) string {
 }
 
 // didNothing reads successful passes that changed nothing after an event
-// that should have changed something: Reconcile saw the event and returned
-// early.
+// that should have changed something. The reconcile count is the
+// controller's, not a route's: after a Service event, those passes may be
+// other work (an echo of an earlier status write under load) while the event
+// woke nothing, so the cause names both readings.
 //
 // A deletion is read by its withdraws alone: the tail of the route's last
 // pass (the echo of its status write, pushing again) may still arrive
@@ -48,7 +50,9 @@ func didNothing(trigger evidence.Trigger, tl evidence.Tally) string {
 		if tl.Pushes+tl.Withdraws+tl.StatusWrites > 0 {
 			return ""
 		}
-		return ". Reconcile ran and changed nothing (no push, no withdraw, no status write), as if it returned early: " +
+		return ". Those passes changed nothing (no push, no withdraw, no status write), and the count cannot say which " +
+			"route they were for: either the Service event never reached the EdgeRoutes that name it (the passes were " +
+			"other work, such as the echo of an earlier status write), or Reconcile saw it and returned early; " +
 			"the EdgeRoute and its generation did not change, its Service did"
 	case evidence.RouteDeleted:
 		if tl.Withdraws > 0 {

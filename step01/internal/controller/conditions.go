@@ -1,16 +1,23 @@
 package controller
 
 import (
+	"errors"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	netv1 "github.com/10xdev/gw10/step01/api/v1"
+	"github.com/10xdev/gw10/step01/internal/dataplane"
 )
 
 // observation is what one Reconcile pass saw of the world.
 type observation struct {
 	// serviceMissing: the target Service does not exist.
 	serviceMissing bool
+	// deleting: the EdgeRoute is being deleted (its deletionTimestamp is
+	// set; another finalizer holds it): its route is withdrawn, never pushed.
+	deleting bool
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
@@ -23,13 +30,42 @@ type observation struct {
 // carry after a pass that observed obs. It is pure, so it is table-tested.
 //
 //	Service missing      Accepted=False ServiceNotFound  Programmed=False NotAccepted
+//	being deleted        Accepted as the Service says     Programmed=False Deleting
 //	push ACKed           Accepted=True  Valid            Programmed=True  Synced
-//	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK)
+//	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK's reason)
+//
+// Every message is a function of what was observed, never an error's text:
+// a transport error names a local port that changes every attempt, a NACK's
+// answer may carry a request id, and each new message would be a status
+// write whose own event runs the next pass at once, past the backoff.
+// Refusals say the NACK's reason (dataplane.NACKError.Reason) and "data
+// plane unreachable" when no answer came; the error, with every detail, is
+// what Reconcile returns, and the log shows it.
 func conditionsFor(obs observation) []metav1.Condition {
 	// TODO(step01): Return the Accepted and Programmed conditions for obs, following the
 	// status contract in the comment above (checks: missing-service,
-	// self-heal, service-removed, push-failure).
+	// self-heal, service-removed, push-failure). Messages must not carry an
+	// error's text: refusalOf says what a refusal may put in one.
 	return nil
+}
+
+// withdrawal says why the route is out of the data plane, or, when the
+// withdraw failed, that it may still be served.
+func withdrawal(why string, withdrawErr error) string {
+	if withdrawErr != nil {
+		return why + "; withdrawing its route failed, the data plane may still serve it: " + refusalOf(withdrawErr)
+	}
+	return why + ": its route is withdrawn from the data plane"
+}
+
+// refusalOf is what a condition message may say of a failed push or
+// withdraw: the NACK's status and reason, or "data plane unreachable" when
+// the proxy did not answer (a reset connection, a timeout).
+func refusalOf(err error) string {
+	if nack, ok := errors.AsType[*dataplane.NACKError](err); ok {
+		return fmt.Sprintf("the data plane refused it (HTTP %d): %s", nack.StatusCode, nack.Reason)
+	}
+	return "data plane unreachable"
 }
 
 // setCondition sets c on the EdgeRoute (meta.SetStatusCondition), stamped

@@ -44,7 +44,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil
 	}
 	// TODO(step01): 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//    target Service exist? And what may a pass do when it cannot tell?
+	//    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
+	//    held by someone's finalizer)? And what may a pass do when it cannot tell?
 	//    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
 
 	// TODO(step01): 3. Converge the data plane to what you observed, and keep its answer

@@ -81,6 +81,9 @@ const (
 	ReasonPushFailed = "PushFailed"
 	// ReasonNotAccepted: the route is not programmed because it is not accepted.
 	ReasonNotAccepted = "NotAccepted"
+	// ReasonDeleting: the EdgeRoute is being deleted, so its route is
+	// withdrawn (the message says whether the withdraw succeeded).
+	ReasonDeleting = "Deleting"
 )
 
 // EdgeRoute routes traffic for a hostname and path prefix to a Service.

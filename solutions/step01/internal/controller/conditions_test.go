@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
+	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
 )
 
 // wantCondition is one condition of the contract. An empty reason or message
@@ -24,6 +25,7 @@ type wantCondition struct {
 	status metav1.ConditionStatus
 	reason string
 	msg    string // a substring of the message
+	notMsg string // what the message must not contain
 }
 
 func (w wantCondition) String() string {
@@ -34,17 +36,24 @@ func (w wantCondition) String() string {
 	if w.msg != "" {
 		s += fmt.Sprintf(" message containing %q", w.msg)
 	}
+	if w.notMsg != "" {
+		s += fmt.Sprintf(" message without %q", w.notMsg)
+	}
 	return s
 }
 
 func (w wantCondition) matches(c metav1.Condition) bool {
 	return c.Status == w.status &&
 		(w.reason == "" || c.Reason == w.reason) &&
-		strings.Contains(c.Message, w.msg)
+		strings.Contains(c.Message, w.msg) &&
+		(w.notMsg == "" || !strings.Contains(c.Message, w.notMsg))
 }
 
 func TestConditionsFor(t *testing.T) {
-	nack := errors.New("proxy NACKed the route (HTTP 422): port taken")
+	nack := &dataplane.NACKError{StatusCode: 422, Reason: "port taken", Body: `{"reason":"port taken","requestId":"r-7"}`}
+	reset := fmt.Errorf("PUT http://127.0.0.1:9901/v1/routes/shop/web: %w",
+		errors.New("read tcp 127.0.0.1:55414->127.0.0.1:9901: read: connection reset by peer"))
+	busy := &dataplane.NACKError{StatusCode: 503, Reason: "busy"}
 	tests := []struct {
 		name string
 		obs  observation
@@ -73,6 +82,46 @@ func TestConditionsFor(t *testing.T) {
 			want: []wantCondition{
 				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
 				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, msg: "port taken"},
+			},
+		},
+		{
+			name: "a NACK's message is its reason, never the rest of its answer",
+			obs:  observation{pushErr: nack},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, msg: "port taken", notMsg: "r-7"},
+			},
+		},
+		{
+			name: "an unreachable data plane is a fixed message, without the error's ports",
+			obs:  observation{pushErr: reset},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, msg: "data plane unreachable", notMsg: "55414"},
+			},
+		},
+		{
+			name: "a missing Service whose withdraw failed does not say withdrawn",
+			obs:  observation{serviceMissing: true, withdrawErr: busy},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionFalse, reason: netv1.ReasonServiceNotFound},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, msg: "busy", notMsg: "withdrawn"},
+			},
+		},
+		{
+			name: "an EdgeRoute being deleted is not programmed, and says its route is withdrawn",
+			obs:  observation{deleting: true},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonDeleting, msg: "withdrawn"},
+			},
+		},
+		{
+			name: "an EdgeRoute being deleted whose withdraw got no answer does not say withdrawn",
+			obs:  observation{deleting: true, serviceMissing: true, withdrawErr: reset},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionFalse, reason: netv1.ReasonServiceNotFound},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonDeleting, msg: "data plane unreachable", notMsg: "withdrawn"},
 			},
 		},
 		{

@@ -25,20 +25,6 @@ const DefaultDriftPeriod = 30 * time.Second
 //gw10:todo the controller. Compare the proxy's routes with the EdgeRoutes now and
 //gw10:todo then, and enqueue the keys that differ.
 
-// Per-item retry delays of a failed reconcile: 5 ms doubling up to
-// maxRetryDelay, so a route that failed through a long outage is retried
-// within maxRetryDelay of the proxy coming back (the library's default cap
-// is 1000 s).
-const (
-	baseRetryDelay = 5 * time.Millisecond
-	maxRetryDelay  = 30 * time.Second
-)
-
-// retryLimiter is the queue's per-item backoff of failed reconciles.
-func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](baseRetryDelay, maxRetryDelay)
-}
-
 // watchDataPlane makes the proxy an event source: every DriftPeriod it
 // compares the proxy's routes with the EdgeRoutes, both ways, and enqueues
 // each key that differs. Reconcile then does what it always does for that

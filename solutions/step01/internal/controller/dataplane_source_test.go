@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 	"github.com/10xdev/gw10/solutions/step01/internal/dataplane"
@@ -24,7 +24,7 @@ func TestRoutesTheProxyLostWhileTheControllerRunsArePushedAgain(t *testing.T) {
 	a, waiting := newRoute(ns, "a", "svc"), newRoute(ns, "waiting", "absent")
 	create(t, a, waiting, newService(ns, "svc"))
 	dp := newFakeDataPlane()
-	startManagerWith(t, &EdgeRouteReconciler{Programmer: dp, DriftPeriod: 200 * time.Millisecond})
+	startReconciler(t, &EdgeRouteReconciler{Programmer: dp, DriftPeriod: 200 * time.Millisecond}, func(*ctrl.Options) {})
 	g.Eventually(func(g Gomega) {
 		expectCondition(g, get(t, a), netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
 		expectCondition(g, get(t, waiting), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
@@ -43,31 +43,6 @@ func TestRoutesTheProxyLostWhileTheControllerRunsArePushedAgain(t *testing.T) {
 	}, eventually, poll).Should(Succeed())
 	_, held := dp.route(client.ObjectKeyFromObject(waiting))
 	g.Expect(held).To(BeFalse(), "a route waiting for its Service was pushed")
-}
-
-// With --namespaces, the proxy may hold routes of namespaces the controller
-// does not watch (another shard's): they stay, and the orphans of the watched
-// namespaces are still withdrawn.
-func TestTheSweepWithdrawsOrphansAmongRoutesOfUnwatchedNamespaces(t *testing.T) {
-	g := NewWithT(t)
-	ns, other := newNamespace(t), newNamespace(t)
-	kept := newRoute(ns, "kept", "svc")
-	create(t, kept, newService(ns, "svc"))
-	dp := newFakeDataPlane()
-	orphan := types.NamespacedName{Namespace: ns, Name: "deleted-while-stopped"}
-	foreign := types.NamespacedName{Namespace: other, Name: "another-shards"}
-	for _, k := range []types.NamespacedName{orphan, foreign} {
-		dp.routes[k] = dataplane.Route{Hostname: "old.example.com", Prefix: "/", Service: "svc", Port: 8080}
-	}
-
-	startManagerWith(t, &EdgeRouteReconciler{Programmer: dp, Namespaces: []string{ns}})
-	g.Eventually(func(g Gomega) {
-		_, held := dp.route(orphan)
-		g.Expect(held).To(BeFalse(), "the orphan of the watched namespace is still in the data plane")
-		expectCondition(g, get(t, kept), netv1.ConditionProgrammed, metav1.ConditionTrue, netv1.ReasonSynced)
-	}, eventually, poll).Should(Succeed())
-	_, held := dp.route(foreign)
-	g.Expect(held).To(BeTrue(), "the route of an unwatched namespace was withdrawn")
 }
 
 // A key the cache cannot answer for is skipped, not fatal to the sweep.
@@ -97,18 +72,4 @@ func (f failingGet) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return context.DeadlineExceeded
 	}
 	return f.Client.Get(ctx, key, obj, opts...)
-}
-
-// The queue's per-item backoff is capped, so a route that failed through a
-// long outage is retried soon after the proxy is back.
-func TestRetryBackoffIsCapped(t *testing.T) {
-	l := retryLimiter()
-	item := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
-	var d time.Duration
-	for range 40 {
-		d = l.When(item)
-	}
-	if d != maxRetryDelay {
-		t.Fatalf("after 40 failures the delay is %v, want the cap %v", d, maxRetryDelay)
-	}
 }

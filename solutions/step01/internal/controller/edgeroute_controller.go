@@ -67,10 +67,12 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	//gw10:begin observe
 	//gw10:todo 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//gw10:todo    target Service exist? And what may a pass do when it cannot tell?
+	//gw10:todo    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
+	//gw10:todo    held by someone's finalizer)? And what may a pass do when it cannot tell?
 	//gw10:todo    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
-	// 2. Observe ACTUAL state: does the target Service exist?
-	var obs observation
+	// 2. Observe ACTUAL state: does the target Service exist? And is the
+	// EdgeRoute being deleted (held by another's finalizer)?
+	obs := observation{deleting: !er.DeletionTimestamp.IsZero()}
 	var svc corev1.Service
 	err := r.Get(ctx, types.NamespacedName{Namespace: er.Namespace, Name: er.Spec.Service}, &svc)
 	switch {
@@ -87,8 +89,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:todo    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
 	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
 	// 3. Converge: program the data plane for THIS route (idempotent), or
-	// withdraw it while its Service is missing.
-	if obs.serviceMissing {
+	// withdraw it while its Service is missing or it is being deleted.
+	if obs.serviceMissing || obs.deleting {
 		obs.withdrawErr = r.Programmer.Remove(ctx, req.NamespacedName)
 	} else {
 		obs.pushErr = r.Programmer.Program(ctx, &er)
@@ -150,14 +152,25 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		For(&netv1.EdgeRoute{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.routesFor)).
 		WatchesRawSource(source.Func(r.sweep)).
-		WithOptions(controller.Options{RateLimiter: retryLimiter()}).
 		Named("edgeroute").
+		WithOptions(controller.Options{RateLimiter: retryLimiter()}).
 		Complete(r)
 	//gw10:end
 }
 
 //gw10:begin watch-helpers
 //gw10:todo Helpers of your own for SetupWithManager go here, if it needs any.
+
+// maxRetryDelay caps a failing route's backoff. The work queue's default
+// per-item limiter doubles from 5 ms up to 1000 s: after a proxy outage of a
+// few minutes, a route that failed all along would wait up to 16 minutes
+// more once the proxy is back. Capped, it is retried within half a minute.
+const maxRetryDelay = 30 * time.Second
+
+// retryLimiter is the queue's per-item backoff: the default's, capped.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay)
+}
 
 // serviceIndex indexes EdgeRoutes by the name of the Service they target, so
 // that a Service event finds its routes without listing every EdgeRoute.
@@ -202,7 +215,10 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 // controller starts, it enqueues every route the proxy holds whose EdgeRoute
 // is gone, and Reconcile, getting NotFound for it, withdraws it. Going through
 // the queue keeps one key in one worker: a withdraw never races a reconcile
-// of an EdgeRoute created again under the same name. The controller starts
+// of an EdgeRoute created again under the same name. A withdraw that outlives
+// its timeout may still land after that reconcile's push; it names the uid of
+// the route it read (dataplane.HTTP.Remove), so the proxy refuses it for the
+// new route. The controller starts
 // its sources once per process, and only while it leads (with
 // --leader-elect), so the sweep runs once per leadership. A source's Start
 // must not block, so the sweep runs in the background, retrying with backoff
@@ -231,10 +247,12 @@ func (r *EdgeRouteReconciler) sweep(ctx context.Context, queue workqueue.TypedRa
 // orphans are the keys of the routes the proxy holds whose EdgeRoute does not
 // exist. The cache answers (it waits for its first list), so a route is an
 // orphan only if the EdgeRoute is absent from a synced view of the cluster.
-// Routes of namespaces the controller does not watch belong to another
-// controller and are left alone; a key the cache cannot answer for is logged
-// and skipped, and the orphans found are still returned.
+// A key the cache cannot answer for is not this controller's to judge: with
+// --namespaces, a namespace it does not watch is an error, not NotFound (a
+// proxy shared with other controllers holds such routes). It is logged and
+// skipped; one such key never keeps the others' orphans from being withdrawn.
 func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedName, error) {
+	log := logf.FromContext(ctx)
 	keys, err := r.Programmer.Routes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing the data plane's routes: %w", err)
@@ -248,7 +266,7 @@ func (r *EdgeRouteReconciler) orphans(ctx context.Context) ([]types.NamespacedNa
 		case apierrors.IsNotFound(err):
 			gone = append(gone, key)
 		case err != nil:
-			logf.FromContext(ctx).Error(err, "skipping a data plane route whose EdgeRoute cannot be read", "route", key)
+			log.Info("sweep: skipping a route whose EdgeRoute cannot be read here", "route", key.String(), "error", err.Error())
 		}
 	}
 	return gone, nil

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -306,7 +305,11 @@ func TestFailedWithdrawStillWritesTheStatus(t *testing.T) {
 	_, err := reconcileOnce(t, r, er)
 	g.Expect(err).To(MatchError(ContainSubstring("proxy restarting")))
 	expectCondition(g, get(t, er), netv1.ConditionAccepted, metav1.ConditionFalse, netv1.ReasonServiceNotFound)
-	expectCondition(g, get(t, er), netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+	got := get(t, er)
+	expectCondition(g, got, netv1.ConditionProgrammed, metav1.ConditionFalse, netv1.ReasonNotAccepted)
+	msg := meta.FindStatusCondition(got.Status.Conditions, netv1.ConditionProgrammed).Message
+	g.Expect(msg).NotTo(ContainSubstring("withdrawn"), "the withdraw failed: the route may still be served")
+	g.Expect(msg).To(ContainSubstring("data plane unreachable"))
 }
 
 // failingRemove is a data plane whose withdraws fail.
@@ -404,27 +407,27 @@ func TestSchemaRejectsInvalidSpecs(t *testing.T) {
 // startManager runs the controller in-process, as main.go wires it, until the test ends.
 func startManager(t *testing.T, dp *fakeDataPlane) {
 	t.Helper()
-	startManagerWith(t, &EdgeRouteReconciler{Programmer: dp})
+	startManagerWith(t, dp, func(*ctrl.Options) {})
 }
 
-// startManagerWith runs r in-process, its cache limited to r.Namespaces as
-// main.go's --namespaces limits it, until the test ends.
-func startManagerWith(t *testing.T, r *EdgeRouteReconciler) {
+// startManagerWith starts a manager whose options edit changed (its cache's
+// namespaces, as cmd/main.go's --namespaces sets them).
+func startManagerWith(t *testing.T, dp *fakeDataPlane, edit func(*ctrl.Options)) {
 	t.Helper()
-	var namespaces map[string]cache.Config
-	if len(r.Namespaces) > 0 {
-		namespaces = map[string]cache.Config{}
-		for _, ns := range r.Namespaces {
-			namespaces[ns] = cache.Config{}
-		}
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	startReconciler(t, &EdgeRouteReconciler{Programmer: dp}, edit)
+}
+
+// startReconciler runs r in a manager whose options edit changed.
+func startReconciler(t *testing.T, r *EdgeRouteReconciler, edit func(*ctrl.Options)) {
+	t.Helper()
+	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)}, // one manager per test
-		Cache:                  cache.Options{DefaultNamespaces: namespaces},
-	})
+	}
+	edit(&opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
 	}

@@ -20,7 +20,9 @@ type DataPlane interface {
 	// means the proxy ACKed it.
 	Program(ctx context.Context, er *netv1.EdgeRoute) error
 	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
-	// a route the proxy does not hold succeeds.
+	// a route the proxy does not hold succeeds. The withdraw names the uid
+	// of the route it read, so, landing late, it cannot remove the route of
+	// an EdgeRoute created again under the same name since.
 	Remove(ctx context.Context, key types.NamespacedName) error
 	// Routes lists the keys of the routes the proxy holds (GET /v1/routes).
 	Routes(ctx context.Context) ([]types.NamespacedName, error)
@@ -33,6 +35,9 @@ type Route struct {
 	Service    string `json:"service"`
 	Port       int32  `json:"port"`
 	Generation int64  `json:"generation"`
+	// UID is the EdgeRoute's metadata.uid: names repeat, uids do not, so a
+	// withdraw that names it removes this EdgeRoute's route and no other.
+	UID string `json:"uid"`
 }
 
 // RouteFor is the route an EdgeRoute asks for.
@@ -43,15 +48,26 @@ func RouteFor(er *netv1.EdgeRoute) Route {
 		Service:    er.Spec.Service,
 		Port:       er.Spec.Port,
 		Generation: er.Generation,
+		UID:        string(er.UID),
 	}
 }
 
 // NACKError is a push or withdraw the proxy refused.
 type NACKError struct {
 	StatusCode int
-	Reason     string
+	// Reason is why the proxy refused: the "reason" field of its JSON
+	// answer, or the HTTP status text when the answer has none. The same
+	// refusal gives the same Reason, so a condition message may carry it.
+	Reason string
+	// Body is the proxy's whole answer (bounded), for the log: it may carry
+	// what changes from one answer to the next, such as a request id.
+	Body string
 }
 
 func (e *NACKError) Error() string {
-	return fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+	msg := fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+	if e.Body != "" && e.Body != e.Reason {
+		msg += "; its answer: " + e.Body
+	}
+	return msg
 }

@@ -10,17 +10,22 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	netv1 "github.com/10xdev/gw10/solutions/step01/api/v1"
 )
 
 const (
-	// maxReasonBytes bounds how much of a NACK body ends up in a condition message.
-	maxReasonBytes = 1024
+	// maxAnswerBytes bounds how much of a refusal's answer is read.
+	maxAnswerBytes = 1024
+	// maxReasonBytes bounds the reason a NACKError carries to a condition message.
+	maxReasonBytes = 256
+	// maxRouteBytes bounds one route a read of it reads.
+	maxRouteBytes = 16 << 10
 	// maxTableBytes bounds the route table a listing reads.
 	maxTableBytes = 64 << 20
 )
@@ -28,8 +33,13 @@ const (
 // HTTP talks to the proxy admin API:
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON Route -> 2xx ACK, else NACK
-//	DELETE /v1/routes/{namespace}/{name}             -> 2xx or 404: withdrawn
+//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON Route, 404 when absent
+//	DELETE /v1/routes/{namespace}/{name}?uid=U       -> 2xx or 404: withdrawn; 409: the route held carries
+//	                                                    another uid (an EdgeRoute created again): it stays
 //	GET    /v1/routes                                -> 200, JSON {"namespace/name": route, ...}
+//
+// A refusal's answer is JSON {"reason": "...", ...}: the reason is the same
+// for the same refusal; the other fields (a request id) are for the log.
 type HTTP struct {
 	base   *url.URL
 	client *http.Client
@@ -49,12 +59,14 @@ func NewHTTP(baseURL string, timeout time.Duration) (*HTTP, error) {
 }
 
 // Program pushes the EdgeRoute's route.
-func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
-	body, err := json.Marshal(RouteFor(er))
+func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) (err error) {
+	route, key := RouteFor(er), types.NamespacedName{Namespace: er.Namespace, Name: er.Name}
+	defer func() { logAnswer(ctx, "data plane: push", "ACK", key, err, "generation", route.Generation) }()
+	body, err := json.Marshal(route)
 	if err != nil {
 		return fmt.Errorf("encoding route: %w", err)
 	}
-	resp, err := h.do(ctx, http.MethodPut, types.NamespacedName{Namespace: er.Namespace, Name: er.Name}, body)
+	resp, err := h.do(ctx, http.MethodPut, key, body)
 	if err != nil {
 		return err
 	}
@@ -65,17 +77,53 @@ func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
 	return nil
 }
 
-// Remove withdraws the route; a 404 means it is already gone.
-func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) error {
-	resp, err := h.do(ctx, http.MethodDelete, key, nil)
+// Remove withdraws the route the proxy holds for key: it reads the route's
+// uid, then withdraws it on condition that the route still carries that uid.
+// A withdraw that outlives its timeout may still land, later than a push of
+// an EdgeRoute created again under the same name: the proxy then refuses it
+// (409) and the new route stays. A 404 (nothing held) and a 409 (the route
+// of another EdgeRoute) both leave nothing of the route read: done.
+func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error) {
+	defer func() { logAnswer(ctx, "data plane: withdraw", "withdrawn", key, err) }()
+	held, ok, err := h.route(ctx, key)
+	if err != nil || !ok {
+		return err
+	}
+	var query url.Values
+	if held.UID != "" {
+		query = url.Values{"uid": {held.UID}}
+	}
+	resp, err := h.doQuery(ctx, http.MethodDelete, key, query, nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound {
+	switch {
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusConflict:
+		return nil
+	default:
 		return nackFrom(resp)
 	}
-	return nil
+}
+
+// route reads the route the proxy holds for key (false: none).
+func (h *HTTP) route(ctx context.Context, key types.NamespacedName) (Route, bool, error) {
+	resp, err := h.do(ctx, http.MethodGet, key, nil)
+	if err != nil {
+		return Route{}, false, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return Route{}, false, nil
+	case resp.StatusCode != http.StatusOK:
+		return Route{}, false, fmt.Errorf("reading the route %s: %w", key, nackFrom(resp))
+	}
+	var r Route
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRouteBytes)).Decode(&r); err != nil {
+		return Route{}, false, fmt.Errorf("decoding the route %s: %w", key, err)
+	}
+	return r, true, nil
 }
 
 // Routes lists the keys of the routes the proxy holds; a key that is not
@@ -98,12 +146,14 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTableBytes)).Decode(&table); err != nil {
 		return nil, fmt.Errorf("decoding the route table from GET %s: %w", u, err)
 	}
+	// A proxy may be shared: a key that is not namespace/name was not put
+	// there by an EdgeRoute controller, and is skipped (and logged), never a
+	// reason to list nothing.
 	keys := make([]types.NamespacedName, 0, len(table))
 	for k := range table {
 		ns, name, err := cache.SplitMetaNamespaceKey(k)
 		if err != nil || ns == "" || name == "" {
-			// Not a route an EdgeRoute controller wrote: someone else's, left alone.
-			logf.FromContext(ctx).Info("skipping a data plane route whose key is not namespace/name", "key", k)
+			logr.FromContextOrDiscard(ctx).Info("data plane: skipping a key of the route table that is not namespace/name", "key", k)
 			continue
 		}
 		keys = append(keys, types.NamespacedName{Namespace: ns, Name: name})
@@ -112,8 +162,17 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 }
 
 func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, body []byte) (*http.Response, error) {
+	return h.doQuery(ctx, method, key, nil, body)
+}
+
+func (h *HTTP) doQuery(ctx context.Context, method string, key types.NamespacedName, query url.Values, body []byte) (*http.Response, error) {
 	u := h.base.JoinPath("v1", "routes", key.Namespace, key.Name)
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, fmt.Errorf("building %s %s: %w", method, u, err)
 	}
@@ -127,11 +186,41 @@ func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, 
 	return resp, nil
 }
 
-func nackFrom(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxReasonBytes))
-	reason := strings.TrimSpace(string(b))
-	if reason == "" {
-		reason = http.StatusText(resp.StatusCode)
+// logAnswer logs a push or a withdraw with the proxy's answer (ok when it
+// succeeded, else the error) on the logger
+// controller-runtime puts in each reconcile's context (the controller, the
+// EdgeRoute, the reconcileID), so that make run's log shows every request
+// the proxy was sent, as the logging data plane's does.
+func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, err error, keysAndValues ...any) {
+	answer := ok
+	if err != nil {
+		answer = err.Error()
 	}
-	return &NACKError{StatusCode: resp.StatusCode, Reason: reason}
+	logr.FromContextOrDiscard(ctx).Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
+}
+
+// nackFrom reads a refusal: its reason from the answer's "reason" field,
+// never the whole answer, which may differ every time for the same refusal.
+func nackFrom(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	body := strings.TrimSpace(string(b))
+	var answer struct {
+		Reason string `json:"reason"`
+	}
+	reason := http.StatusText(resp.StatusCode)
+	if json.Unmarshal(b, &answer) == nil && strings.TrimSpace(answer.Reason) != "" {
+		reason = truncate(strings.TrimSpace(answer.Reason), maxReasonBytes)
+	}
+	return &NACKError{StatusCode: resp.StatusCode, Reason: reason, Body: body}
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
