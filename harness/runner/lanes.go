@@ -256,7 +256,8 @@ func (r *run) openLane(ctx context.Context, c client.WithWatch, chk checks.Check
 	cfg := r.ctrl.cfg
 	cfg.DataplaneURL, cfg.LogFile = p.URL(), logFile
 	cfg.Args = append(slices.Clone(cfg.Args), "--"+namespacesFlag+"="+strings.Join(l.made, ","))
-	l.ctrl = &controller{cfg: cfg, log: l.log, ready: controllerReadyTimeout}
+	cfg.LeaseNamespace = l.made[0] // its own: the lanes' controllers run side by side, each its own leader
+	l.ctrl = &controller{cfg: cfg, log: l.log, ready: controllerReadyTimeout, leases: r.ctrl.leases}
 	started := time.Now()
 	if err := l.ctrl.Start(ctx); err != nil {
 		return fail(fmt.Errorf("starting the check's controller: %w", err))
