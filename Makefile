@@ -13,6 +13,12 @@ SUBMISSION ?=
 SUBMISSION_REF ?= HEAD
 UPSTREAM_REF ?= HEAD
 GRADE_OUT ?= reports
+# make gradebook: the roster (one submission a line, or CSV), how many grades
+# at once (default: from the cores), and where the gradebook goes: GRADE_OUT
+# when given, else reports/gradebook.
+ROSTER ?=
+JOBS ?=
+GRADEBOOK_OUT_DEFAULT := $(filter file default undefined,$(origin GRADE_OUT))
 # Every input a target takes from whoever runs it (a bot may forward a
 # learner's branch name to make grade) reaches the shell as a quoted
 # environment variable ("$$X"), never spliced into a command line.
@@ -38,6 +44,9 @@ override SUBMISSION := $(value SUBMISSION)
 override SUBMISSION_REF := $(value SUBMISSION_REF)
 override UPSTREAM_REF := $(value UPSTREAM_REF)
 override GRADE_OUT := $(value GRADE_OUT)
+override ROSTER := $(value ROSTER)
+override JOBS := $(value JOBS)
+override GRADEBOOK_OUT := $(if $(GRADEBOOK_OUT_DEFAULT),reports/gradebook,$(value GRADE_OUT))
 override VIEW := $(value VIEW)
 override REF := $(value REF)
 override ID := $(value ID)
@@ -50,7 +59,7 @@ override ONLY := $(value ONLY)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT ROSTER JOBS GRADEBOOK_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
 GW10 := bin/gw10
 GW10_FULL := bin/gw10-full
 # make check and make grade on CLUSTER=kind need the full build.
@@ -105,6 +114,10 @@ watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept 
 grade: $(CHECK_GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
 	@set -f; $(CHECK_GW10) grade --step "$$STEP" --cluster "$$CLUSTER" --submission "$$SUBMISSION" --submission-ref "$$SUBMISSION_REF" \
 	  --upstream-ref "$$UPSTREAM_REF" --out "$$GRADE_OUT" $$CHECK_FLAGS
+
+.PHONY: gradebook
+gradebook: $(CHECK_GW10) ## Instructors: grade every submission of ROSTER=<file> [JOBS=n] [GRADE_OUT=reports/gradebook] as make grade does, into gradebook.csv and .html; a commit this grader graded before is not graded again.
+	@$(CHECK_GW10) gradebook --step "$$STEP" --cluster "$$CLUSTER" --roster "$$ROSTER" --upstream-ref "$$UPSTREAM_REF" --out "$$GRADEBOOK_OUT" --jobs "$$JOBS"
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint .github/workflows with the pinned actionlint.
@@ -166,28 +179,73 @@ lint: $(GOLANGCI_LINT) $(GW10) lint-workflows ## gofmt, go vet and golangci-lint
 	$(GOLANGCI_LINT) run ./harness/...
 	@set -e; for d in $$($(GW10) steps --field solution); do echo "cd $$d && golangci-lint run ./..."; (cd $$d && GOWORK=off $(CURDIR)/$(GOLANGCI_LINT) run ./...); done
 
-# The learner module's own tests (step01's conditions_test.go) fail on the
-# pristine skeleton by design; the harness's skeleton test runs them and
-# asserts exactly that, so `go test` covers the harness and the solution.
-.PHONY: test
+# make test-mutants: SHARD=i/n runs the i-th of n shares of the kill table's
+# runs (harness/runner's mutant and variant tests), for jobs side by side.
+SHARD ?=
+override SHARD := $(value SHARD)
+export SHARD
+
 .PHONY: test-needs-solutions
 test-needs-solutions:
 	@if [ ! -d solutions ]; then \
 	  echo "make test is the workbook's own test suite: it proves the harness against the reference solution in solutions/,"; \
 	  echo "which a learner's copy does not hold. Your command is make check (make help lists the others)."; exit 2; fi
 
-test: test-needs-solutions $(GW10) lint ## The workbook's own test suite, in the instructor's repository (needs solutions/): lint, then every module's tests.
+# The tiers. A test says what it needs beyond Go (harness/testenv): under
+# -short, a test that needs a control plane, a sandbox user or a browser, or
+# that takes minutes, is skipped. No target here installs anything: make
+# test-deps does, and CI runs it first.
+MUTANT_TESTS := ^(TestEveryMutantFailsItsCheckWithItsCause|TestEveryVariantPasses)$$
+GO_TEST := go test -count=1
+KILL_TABLE := if [ -f .gw10/kill-table.txt ]; then echo; echo "kill table (harness/testdata/*/mutants must fail, variants must pass):"; cat .gw10/kill-table.txt; fi
+# Every step's solution's own suite (envtest), on its own go.mod.
+SOLUTION_TESTS = for d in $$($(GW10) steps --field solution); do \
+	    (cd $$d && KUBEBUILDER_ASSETS="$$assets" GOWORK=off $(GO_TEST) -timeout 10m ./...) || status=$$?; done
+
+.PHONY: test-deps
+test-deps: $(GW10) ## What the tests need beyond Go, installed: the envtest binaries and chromium (Debian's, for the timeline's browser test; as root).
 	@$(GW10) assets
-	@command -v chromium >/dev/null || (echo "installing chromium (Debian) for the timeline's browser test ..." && apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
-	  || echo "chromium could not be installed: the timeline's browser test will say it was skipped"
+	@if command -v chromium >/dev/null; then echo "chromium: $$(command -v chromium)"; \
+	  else echo "installing chromium (Debian) for the timeline's browser test ..."; apt-get update -qq && apt-get install -y -qq chromium >/dev/null; fi
+
+# The learner module's own tests (step01's conditions_test.go) fail on the
+# pristine skeleton by design; the harness's skeleton test runs them and
+# asserts exactly that, so the tiers test the harness and the solution.
+.PHONY: test-unit
+test-unit: test-needs-solutions ## The fast tier: the harness's tests that need no cluster (go test -short; about 2 minutes on 2 cores).
+	@if [ -n "$$GW10_SKIPPED" ]; then mkdir -p "$$(dirname "$$GW10_SKIPPED")" && rm -f "$$GW10_SKIPPED"; fi
 	sh scripts/progress_test.sh
+	$(GO_TEST) -short -timeout 10m ./harness/...
+
+.PHONY: test-envtest
+test-envtest: test-needs-solutions $(GW10) ## The tests on envtest (with the unit tier's), without the mutants and variants; every solution's own suite.
+	@$(GW10) assets
+	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
+	  KUBEBUILDER_ASSETS="$$assets" $(GO_TEST) -timeout 45m -skip '$(MUTANT_TESTS)' ./harness/... || status=$$?; exit $$status
+
+.PHONY: test-mutants
+test-mutants: test-needs-solutions $(GW10) ## The kill table: every mutant fails its check, every variant passes (SHARD=i/n: the i-th of n shares).
+	@$(GW10) assets
 	@rm -f .gw10/kill-table.txt
-	@echo "go test ./harness/... and every step's solution (about 25 minutes on 2 cores, measured; the runner package is the long one)"
-	@status=0; assets="$$($(GW10) assets --print-path)"; solutions="$$($(GW10) steps --field solution)" || exit 1; \
-	  for d in $$solutions; do \
-	    (cd $$d && KUBEBUILDER_ASSETS="$$assets" GOWORK=off go test -count=1 -timeout 10m ./...) || status=$$?; done; \
-	  KUBEBUILDER_ASSETS="$$assets" go test -count=1 -timeout 45m ./harness/... || status=$$?; \
-	  if [ -f .gw10/kill-table.txt ]; then echo; echo "kill table (harness/testdata/*/mutants must fail, variants must pass):"; cat .gw10/kill-table.txt; fi; exit $$status
+	@status=0; KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" GW10_SHARD="$$SHARD" \
+	  $(GO_TEST) -timeout 45m -run '$(MUTANT_TESTS)' ./harness/runner || status=$$?; $(KILL_TABLE); exit $$status
+
+# make test runs every test once: the unit tier first (it fails in minutes,
+# not after the long runs), which lists the tests it skips in GW10_SKIPPED
+# (harness/testenv); then those, the envtest and mutant tiers together in
+# one go test run (the runner's pool of control planes interleaves them), and
+# every solution's suite.
+.PHONY: test
+test: export GW10_SKIPPED := $(CURDIR)/.gw10/skipped-by-unit.txt
+test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test suite (needs solutions/): lint, then every tier (about 25 minutes on 2 cores).
+	@$(GW10) assets
+	@rm -f .gw10/kill-table.txt
+	@echo "the tests the unit tier skipped (on envtest: the runner package is the long one) and every step's solution's suite"
+	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
+	  if [ -s "$$GW10_SKIPPED" ]; then \
+	    pkgs="$$(cut -f1 "$$GW10_SKIPPED" | sort -u)"; names="$$(cut -f2 "$$GW10_SKIPPED" | sort -u | paste -sd'|' -)"; \
+	    KUBEBUILDER_ASSETS="$$assets" GW10_SKIPPED= $(GO_TEST) -timeout 45m -run "^($$names)\$$" $$pkgs || status=$$?; fi; \
+	  $(KILL_TABLE); exit $$status
 
 .PHONY: kind-image
 kind-image: $(GW10_FULL) ## Build the kind node image from the Go module proxy and Debian packages (first run: about an hour).

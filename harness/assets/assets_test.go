@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/tools/setup-envtest/store"
+
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // fakeBinaries writes executable stand-ins for kube-apiserver and etcd.
@@ -219,9 +221,7 @@ func TestGoModPinsEveryStagingModule(t *testing.T) {
 // default store (building them from source on a fresh machine: minutes, with
 // progress on the test log) and checks they are the pinned version.
 func TestEnsureRealBinaries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("obtains real binaries")
-	}
+	testenv.Needs(t, testenv.Cluster) // obtains the real binaries
 	res, err := Ensure(context.Background(), Options{Progress: testWriter{t}})
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
@@ -256,9 +256,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // module proxy does not serve: the build fails at once, the error says why,
 // and the store gets no entry.
 func TestFailedBuildSaysWhyAndInstallsNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("asks the Go module proxy")
-	}
+	testenv.Long(t, "asks the Go module proxy")
 	storeDir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the throwaway modules go there
 	_, err := Ensure(context.Background(), Options{

@@ -1,7 +1,8 @@
 // Package bench measures how a step's controller scales with the number of
-// EdgeRoutes, against what the API server can do at all: on the same envtest
-// control plane, proxy stand-in and restricted identity as the checks, the
-// controller as a separate process. See docs/bench.md for each figure.
+// objects of its primary kind (its routes: step 01's EdgeRoutes), against
+// what the API server can do at all: on the same envtest control plane,
+// proxy stand-in and restricted identity as the checks, the controller as a
+// separate process. See docs/bench.md for each figure.
 package bench
 
 import (
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/runner"
 )
 
@@ -27,7 +29,8 @@ import (
 type Options struct {
 	// Runner sets up the pipeline (root, step, module); its checks are not run.
 	Runner runner.Options
-	// Routes are the numbers of EdgeRoutes to measure, smallest first.
+	// Routes are the numbers of routes (objects of the primary kind) to
+	// measure, smallest first.
 	Routes []int
 	// LatencyRoutes is how many changes the latency phase times (default 100).
 	LatencyRoutes int
@@ -51,6 +54,7 @@ const WorkersFlag = "max-concurrent-reconciles"
 type bencher struct {
 	s        *runner.Session
 	c        client.WithWatch
+	kind     checks.Primary // the step's primary kind: the objects measured
 	args     []string
 	progress *progress
 }
@@ -84,7 +88,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	for _, st := range s.Stages {
 		res.Setup = append(res.Setup, Timing{Name: st.Name, Status: string(st.Status), Seconds: round(float64(st.Duration), 2)})
 	}
-	b := &bencher{s: s, c: s.Client, progress: prog}
+	b := &bencher{s: s, c: s.Client, kind: opts.Runner.Step.Primary, progress: prog}
 	if opts.Workers > 0 {
 		if s.ControllerHasFlag(ctx, WorkersFlag) {
 			b.args = []string{fmt.Sprintf("--%s=%d", WorkersFlag, opts.Workers)}
@@ -131,13 +135,13 @@ func (b *bencher) measure(ctx context.Context, n, latencyRoutes int) (Point, err
 	if err := b.c.Create(ctx, ns); err != nil {
 		return run, fmt.Errorf("creating a namespace: %w", err)
 	}
-	b.progress.set("N=%d: creating %d Services and EdgeRoutes", n, n)
-	if err := createSet(ctx, b.c, ns.Name, "route", n, true); err != nil {
+	b.progress.set("N=%d: creating %d Services and %ss", n, n, b.kind.Kind())
+	if err := createSet(ctx, b.c, b.kind, ns.Name, "route", n, true); err != nil {
 		return run, err
 	}
 	tctx, stopTracking := context.WithCancel(ctx)
 	defer stopTracking()
-	t, err := track(tctx, b.c, ns.Name)
+	t, err := track(tctx, b.c, b.kind, ns.Name)
 	if err != nil {
 		return run, err
 	}
@@ -157,7 +161,7 @@ func (b *bencher) measure(ctx context.Context, n, latencyRoutes int) (Point, err
 		return run, fmt.Errorf("stopping the controller: %w", err)
 	}
 	b.progress.set("N=%d: deleting the routes", n)
-	err = deleteAll(ctx, b.c, ns.Name)
+	err = deleteAll(ctx, b.c, b.kind, ns.Name)
 	b.progress.set("")
 	return run, err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/runner"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // root is the workbook root, seen from harness/bench.
@@ -26,9 +27,7 @@ var root, _ = filepath.Abs(filepath.Join("..", ".."))
 // outputs: the JSON against the schema in docs/bench.md, the table, the
 // charts. It asserts no timing: only that every figure was measured.
 func TestSmallBenchOfTheSolution(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
+	testenv.Needs(t, testenv.Cluster)
 	ctrllog.SetLogger(logr.Discard())
 	st := steps.Default()
 	var progress bytes.Buffer

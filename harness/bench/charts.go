@@ -100,7 +100,7 @@ func cdf(samples []float64) plotter.XYs {
 func (r *Result) perRoutePlot() (*plot.Plot, bool) {
 	p := plot.New()
 	p.Title.Text = "Time per route against N"
-	p.X.Label.Text = "EdgeRoutes (N)"
+	p.X.Label.Text = "routes (N)"
 	p.Y.Label.Text = "ms per route"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}

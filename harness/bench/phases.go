@@ -41,10 +41,10 @@ func (b *bencher) measureLimit(ctx context.Context, ns string, n int) (Limit, er
 	write := func(workers int, conditions string) (time.Duration, error) {
 		start := time.Now()
 		err := parallel(ctx, n, workers, func(ctx context.Context, i int) error {
-			u := newRoute(ns, routeName("route", i), "")
+			u := newRoute(b.kind, ns, routeName("route", i), "")
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"conditions":`+conditions+`}}`))
 			if err := b.c.Status().Patch(ctx, u, patch); err != nil {
-				return fmt.Errorf("writing the status of EdgeRoute %s/%s: %w", ns, u.GetName(), err)
+				return fmt.Errorf("writing the status of %s %s/%s: %w", b.kind.Kind(), ns, u.GetName(), err)
 			}
 			b.progress.set("N=%d limit: %d workers", n, workers)
 			return nil
@@ -191,7 +191,7 @@ func (b *bencher) measureRestart(ctx context.Context, ns string, n int, t *track
 // change): each time, how long until the route is seen Programmed.
 func (b *bencher) measureLatency(ctx context.Context, ns string, n, count int, t *tracker) (selfHeal, spec Latency, err error) {
 	b.progress.set("N=%d latency: %d routes without their Services", n, count)
-	if err := createSet(ctx, b.c, ns, "lat", count, false); err != nil {
+	if err := createSet(ctx, b.c, b.kind, ns, "lat", count, false); err != nil {
 		return selfHeal, spec, err
 	}
 	b.settle(ctx)
@@ -205,10 +205,10 @@ func (b *bencher) measureLatency(ctx context.Context, ns string, n, count int, t
 		return selfHeal, spec, err
 	}
 	spec, err = b.changes(ctx, count, t, "spec change", n, func(ctx context.Context, i int) (int64, error) {
-		u := newRoute(ns, routeName("lat", i), "")
+		u := newRoute(b.kind, ns, routeName("lat", i), "")
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"prefix":"/v2"}}`))
 		if err := b.c.Patch(ctx, u, patch); err != nil {
-			return 0, fmt.Errorf("editing EdgeRoute %s/%s: %w", ns, u.GetName(), err)
+			return 0, fmt.Errorf("editing %s %s/%s: %w", b.kind.Kind(), ns, u.GetName(), err)
 		}
 		return u.GetGeneration(), nil
 	})

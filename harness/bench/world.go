@@ -14,16 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/10xdev/gw10/harness/steps/step01"
+	"github.com/10xdev/gw10/harness/checks"
 )
 
 // routeName and serviceName name the i-th object of a set ("route", "lat").
 func routeName(set string, i int) string   { return fmt.Sprintf("%s-%05d", set, i) }
 func serviceName(set string, i int) string { return fmt.Sprintf("%s-svc-%05d", set, i) }
 
-func newRoute(ns, name, service string) *unstructured.Unstructured {
+// newRoute is an object of the step's primary kind, with the spec a route
+// carries to the proxy.
+func newRoute(kind checks.Primary, ns, name, service string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(step01.EdgeRouteGVK)
+	u.SetGroupVersionKind(kind.GVK)
 	u.SetNamespace(ns)
 	u.SetName(name)
 	u.Object["spec"] = map[string]any{"hostname": name + ".bench.example.com", "prefix": "/", "service": service, "port": int64(8080)}
@@ -71,15 +73,15 @@ func parallel(ctx context.Context, n, workers int, f func(ctx context.Context, i
 }
 
 // createSet creates n routes of a set, each with its Service when withServices.
-func createSet(ctx context.Context, c client.Client, ns, set string, n int, withServices bool) error {
+func createSet(ctx context.Context, c client.Client, kind checks.Primary, ns, set string, n int, withServices bool) error {
 	return parallel(ctx, n, 16, func(ctx context.Context, i int) error {
 		if withServices {
 			if err := c.Create(ctx, newService(ns, serviceName(set, i))); err != nil {
 				return fmt.Errorf("creating Service %s/%s: %w", ns, serviceName(set, i), err)
 			}
 		}
-		if err := c.Create(ctx, newRoute(ns, routeName(set, i), serviceName(set, i))); err != nil {
-			return fmt.Errorf("creating EdgeRoute %s/%s: %w", ns, routeName(set, i), err)
+		if err := c.Create(ctx, newRoute(kind, ns, routeName(set, i), serviceName(set, i))); err != nil {
+			return fmt.Errorf("creating %s %s/%s: %w", kind.Kind(), ns, routeName(set, i), err)
 		}
 		return nil
 	})
@@ -87,22 +89,22 @@ func createSet(ctx context.Context, c client.Client, ns, set string, n int, with
 
 // deleteAll removes the namespace's routes (finalizers too: the controller
 // is stopped) and Services, so the next N starts from an empty cluster.
-func deleteAll(ctx context.Context, c client.Client, ns string) error {
+func deleteAll(ctx context.Context, c client.Client, kind checks.Primary, ns string) error {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	list.SetGroupVersionKind(kind.List())
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("listing EdgeRoutes in %s: %w", ns, err)
+		return fmt.Errorf("listing %ss in %s: %w", kind.Kind(), ns, err)
 	}
 	if err := parallel(ctx, len(list.Items), 16, func(ctx context.Context, i int) error {
 		u := &list.Items[i]
 		if len(u.GetFinalizers()) > 0 {
 			patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))
 			if err := c.Patch(ctx, u, patch); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("removing the finalizers of EdgeRoute %s/%s: %w", ns, u.GetName(), err)
+				return fmt.Errorf("removing the finalizers of %s %s/%s: %w", kind.Kind(), ns, u.GetName(), err)
 			}
 		}
 		if err := c.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting EdgeRoute %s/%s: %w", ns, u.GetName(), err)
+			return fmt.Errorf("deleting %s %s/%s: %w", kind.Kind(), ns, u.GetName(), err)
 		}
 		return nil
 	}); err != nil {
@@ -120,10 +122,11 @@ func deleteAll(ctx context.Context, c client.Client, ns string) error {
 	})
 }
 
-// tracker follows the namespace's EdgeRoutes on a watch: when each was
+// tracker follows the namespace's objects of the primary kind on a watch: when each was
 // first seen Programmed=True for its current generation, and how many
 // times any was modified (a status write, when the harness writes nothing).
 type tracker struct {
+	kind       checks.Primary
 	mu         sync.Mutex
 	routes     map[string]*seen
 	modified   int
@@ -138,12 +141,12 @@ type seen struct {
 }
 
 // track starts watching; it stops with ctx.
-func track(ctx context.Context, c client.WithWatch, ns string) (*tracker, error) {
-	t := &tracker{routes: map[string]*seen{}}
+func track(ctx context.Context, c client.WithWatch, kind checks.Primary, ns string) (*tracker, error) {
+	t := &tracker{kind: kind, routes: map[string]*seen{}}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+	list.SetGroupVersionKind(kind.List())
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("listing EdgeRoutes in %s: %w", ns, err)
+		return nil, fmt.Errorf("listing %ss in %s: %w", kind.Kind(), ns, err)
 	}
 	now := time.Now()
 	for i := range list.Items {
@@ -156,10 +159,10 @@ func track(ctx context.Context, c client.WithWatch, ns string) (*tracker, error)
 func (t *tracker) run(ctx context.Context, c client.WithWatch, ns, rv string) {
 	for ctx.Err() == nil {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(step01.EdgeRouteGVK.GroupVersion().WithKind("EdgeRouteList"))
+		list.SetGroupVersionKind(t.kind.List())
 		w, err := c.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 		if err != nil {
-			t.fail(fmt.Errorf("watching EdgeRoutes in %s: %w", ns, err))
+			t.fail(fmt.Errorf("watching %ss in %s: %w", t.kind.Kind(), ns, err))
 			return
 		}
 		for ev := range w.ResultChan() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
@@ -53,19 +54,23 @@ func TestAWorkerIsStuckWhileNoReconcileFinishes(t *testing.T) {
 	busy := func(total float64, active float64) ctrlproc.Metrics {
 		return ctrlproc.Metrics{ReconcileTotal: total, ByResult: map[string]float64{"success": total}, ActiveWorkers: active, MaxWorkers: 1}
 	}
-	ctrl := &scripted{scrapes: []ctrlproc.Metrics{busy(3, 1), busy(3, 1), busy(3, 1), busy(4, 1), busy(4, 0)}}
-	a := &activity{t: NewT("stuck", Env{Controller: ctrl})}
-	wants := []struct {
-		stuck, all bool
-	}{{false, true}, {true, true}, {true, true}, {false, false}, {false, false}}
-	for i, w := range wants {
-		a.scrape(context.Background())
-		d, all := a.stuck()
-		if (d > 0) != w.stuck || (d > 0 && all != w.all) {
-			t.Errorf("scrape %d: stuck for %s (every worker: %v), want stuck %v", i, d, all, w.stuck)
+	// The scrapes 5 ms apart on synctest's fake clock: a stuck worker's
+	// time is exactly the time between them.
+	synctest.Test(t, func(t *testing.T) {
+		ctrl := &scripted{scrapes: []ctrlproc.Metrics{busy(3, 1), busy(3, 1), busy(3, 1), busy(4, 1), busy(4, 0)}}
+		a := &activity{t: NewT("stuck", Env{Controller: ctrl})}
+		wants := []struct {
+			stuck, all bool
+		}{{false, true}, {true, true}, {true, true}, {false, false}, {false, false}}
+		for i, w := range wants {
+			a.scrape(context.Background())
+			d, all := a.stuck()
+			if (d > 0) != w.stuck || (d > 0 && all != w.all) {
+				t.Errorf("scrape %d: stuck for %s (every worker: %v), want stuck %v", i, d, all, w.stuck)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 }
 
 // scrapes is a Controller whose Metrics answers from a script: a nil entry

@@ -27,11 +27,12 @@ type Check struct {
 	Points   int
 	Hint     string // one line, printed on failure
 	LongHint string // `make hint ID=...`: more guidance, no code
-	// Probe says the check calls the step's code in a grader-owned test
-	// (T.Probe) and neither drives the cluster nor watches the running
-	// controller: the controller's log and state say nothing about its
-	// failure, so none is shown beside it.
-	Probe bool
+	// Probe is the grader-owned test the check runs (T.Probe), when it
+	// calls the step's code in one: such a check neither drives nor
+	// watches the running controller (its log and state say nothing about
+	// the failure, so none is shown beside it). The runner builds it in a
+	// stage of its own, before any check runs.
+	Probe *Probe
 	Run   func(ctx context.Context, t *T)
 }
 

@@ -5,33 +5,44 @@ import (
 	"strings"
 )
 
-// A Probe is a grader-owned Go test compiled beside the learner's code, for
-// the clauses no cluster can provoke: a controller-runtime client reads from
+// A Probe is a grader-owned Go test that calls the learner's code, for the
+// clauses no cluster can provoke: a controller-runtime client reads from
 // its informer's cache, so an API server's failure never reaches a cached
-// Get, and only a test that builds the reconciler with a failing client can
-// prove what it does then. It is added to the build with `go test -overlay`
-// (nothing is written to the learner's module) in a package of its own, so
-// that none of the learner's test files (a TestMain starting a control
-// plane) run with it; in a grade it runs in the sandbox, as the unit tests do.
+// Get, and only a test that builds the reconciler with a client of its own
+// can make a read fail. The runner compiles it with `go test -overlay`
+// (nothing is written to the learner's module) in a package directory of
+// a name the learner cannot know, linking copies of the learner's packages
+// that run none of their code by themselves (harness/inert: no init, no
+// initializer that calls module code); in a grade it runs in the sandbox.
+//
+// What the test's process prints and its exit status can only explain a
+// failure: the learner's code runs in that process and could say anything.
+// The verdict is read outside it, at the API front and the proxy stand-in
+// the test's clients are pointed at (Env).
 type Probe struct {
-	// Package is the probe's package directory, relative to the step module
-	// (it need not exist: "internal/gw10probe").
-	Package string
-	// File is the test file's name in it; Source its text, in which every
+	// File is the test file's name; Source its text, in which every
 	// "MODULE" is replaced by the step module's path.
 	File, Source string
 	// Run is the `go test -run` pattern of its tests.
 	Run string
+	// Env is added to the test's environment (the addresses it is given);
+	// Connect are the loopback host:port addresses it may dial in the
+	// sandbox. Both are per run: the runner's build ignores them.
+	Env, Connect []string
 }
 
 // ProbeResult is what a probe's test binary did.
 type ProbeResult struct {
-	// Compiled is false when the probe did not compile against the learner's
-	// code (Output then holds the compiler's errors).
+	// Compiled is false when the probe could not be built against the
+	// learner's code: it does not compile, or an initializer of the
+	// learner's packages could run their code (Refused). Output then says why.
 	Compiled bool
-	// Passed: the binary exited 0 and ran a test (none skipped).
-	Passed bool
-	Output string
+	// Refused are the learner's package-level initializers that could run
+	// code of theirs in the probe, one "file:line: ..." each.
+	Refused []string
+	// Exited0 says the binary exited with status 0: an explanation, never a verdict.
+	Exited0 bool
+	Output  string
 }
 
 // Lines are the output's lines that contain any of the markers, trimmed.
@@ -48,5 +59,5 @@ func (r ProbeResult) Lines(markers ...string) []string {
 	return out
 }
 
-// ProbeFunc compiles and runs a probe against the step's code.
+// ProbeFunc compiles (once per run) and runs a probe against the step's code.
 type ProbeFunc func(ctx context.Context, p Probe) (ProbeResult, error)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
@@ -81,6 +82,28 @@ type APIRequest struct {
 type APIRecord interface {
 	// Requests returns the controller's requests that arrived in [from, to).
 	Requests(from, to time.Time) []APIRequest
+}
+
+// FrontRecord is the APIRecord of a recording front; nil without one.
+func FrontRecord(f *apifront.Front) APIRecord {
+	if f == nil {
+		return nil
+	}
+	return frontRecord{f}
+}
+
+type frontRecord struct{ f *apifront.Front }
+
+func (r frontRecord) Requests(from, to time.Time) []APIRequest {
+	var out []APIRequest
+	for _, q := range r.f.Requests() {
+		if q.At.Before(from) || !q.At.Before(to) {
+			continue
+		}
+		out = append(out, APIRequest{At: q.At, Verb: q.Verb, Namespace: q.Namespace,
+			Resource: q.Resource, Subresource: q.Subresource, Name: q.Name})
+	}
+	return out
 }
 
 // QuietWindow is what each side saw during one quiet window.

@@ -252,11 +252,16 @@ func (r *Route) HasConditions(ctx context.Context, wants ...Want) error {
 
 // Eventually waits until r has the wanted conditions.
 func (r *Route) Eventually(ctx context.Context, within time.Duration, wants ...Want) {
-	err := r.t.converges(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) },
-		func(now time.Time) (doom, bool) { return r.t.settledOnRefusal(r.Key(), now) }, false)
-	if err != nil {
+	if err := r.Converges(ctx, within, wants...); err != nil {
 		r.t.Fatalf("%s", err)
 	}
+}
+
+// Converges is Eventually that returns the failure instead of ending the
+// check, for a check that explains it with evidence of its own.
+func (r *Route) Converges(ctx context.Context, within time.Duration, wants ...Want) error {
+	return r.t.converges(ctx, within, r.String(), func() error { return r.HasConditions(ctx, wants...) },
+		func(now time.Time) (doom, bool) { return r.t.settledOnRefusal(r.Key(), now) }, false)
 }
 
 // GenerationAndSpec returns metadata.generation and the spec, to prove they are untouched.

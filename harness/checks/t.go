@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
@@ -36,8 +37,13 @@ type Controller interface {
 
 // Env is what a check works with; the runner makes one per check.
 type Env struct {
-	Client     client.WithWatch // cluster admin, uncached: assertions never race a cache
-	Proxy      *proxy.Server
+	Client client.WithWatch // cluster admin, uncached: assertions never race a cache
+	Proxy  *proxy.Server
+	// API is the front between the controller and the API server: every
+	// request the controller made, as data, and faults to inject (a check
+	// that injects one scopes it to its own namespace). Nil where the
+	// runner gives none.
+	API        *apifront.Front
 	Controller Controller
 	StepDir    string // the step module, for its samples
 	Namespace  string // created for this check, removed after it
@@ -275,8 +281,9 @@ func Execute(ctx context.Context, chk Check, t *T) Outcome {
 	return out
 }
 
-// Evidence is the record with the proxy's events and the controller's log
-// lines about the check's namespace merged in, in time order.
+// Evidence is the record with the proxy's events, the requests the API
+// front refused or failed and the controller's log lines about the check's
+// namespace merged in, in time order.
 func (t *T) Evidence() []evidence.Event {
 	rec := &evidence.Record{}
 	for _, ev := range t.Record.Events() {
@@ -285,6 +292,17 @@ func (t *T) Evidence() []evidence.Event {
 	if t.Proxy != nil {
 		for _, pe := range t.Proxy.EventsIn(t.Namespace) {
 			rec.Add(proxyEvent(t.Primary, pe))
+		}
+	}
+	if t.API != nil {
+		for _, q := range t.API.RequestsIn(t.Namespace) {
+			if q.At.Before(t.start) || q.Succeeded() || q.Code == 0 && !q.Injected {
+				continue
+			}
+			// A refused request leaves no trace on the watch: the front's
+			// record is the only one (a status write refused, a read failed).
+			rec.Add(evidence.Event{At: q.At, End: q.Answered, Source: evidence.APIServer, Kind: evidence.Note, Bad: true,
+				Object: t.Primary.Object(q.Namespace, q.Name), Text: "the API front: " + q.String()})
 		}
 	}
 	if t.Controller != nil {

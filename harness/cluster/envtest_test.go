@@ -13,9 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 func TestEnvtestStartsServesAndStopsCleanly(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	g := NewWithT(t)
 	ctx := context.Background()
 	dir := t.TempDir()

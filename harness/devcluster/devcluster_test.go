@@ -14,6 +14,7 @@ import (
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // gw10Binary builds the CLI: Up starts `gw10 cluster-serve` in the background.
@@ -28,6 +29,7 @@ func gw10Binary(t *testing.T) string {
 }
 
 func TestUpReuseStaleAndDown(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	ctx := context.Background()
 	self := gw10Binary(t)
 	dir := filepath.Join(t.TempDir(), "cluster")

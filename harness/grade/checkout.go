@@ -73,10 +73,13 @@ func (c *Checkout) fetch(ctx context.Context, submission, ref, step string) erro
 	if !found {
 		return fmt.Errorf("the submission %s at %s has no %s/", label, short(commit), step)
 	}
+	if reason := sizeProblems(step, treeSizes(files, step, "")); reason != "" {
+		return fmt.Errorf("the submission %s at %s: %s", label, short(commit), reason)
+	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return err
 	}
-	if _, err := extract(ctx, repo, commit, c.Dir, func(name string) bool { return under(name, step) }, "--", step); err != nil {
+	if _, err := extract(ctx, repo, commit, c.Dir, func(name string) bool { return under(name, step) }, &extractLimits{}, "--", step); err != nil {
 		return fmt.Errorf("extracting %s/ of the submission %s at %s: %w", step, label, short(commit), err)
 	}
 	return nil

@@ -11,11 +11,16 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
-// entry is a file of a git tree: its mode and blob ID, i.e. its content.
-type entry struct{ mode, blob string }
+// entry is a file of a git tree: its mode and blob ID, i.e. its content,
+// and its size in bytes (-1 for a submodule).
+type entry struct {
+	mode, blob string
+	size       int64
+}
 
 // gitEnv is the environment git runs in: no credential prompts (a grading
 // job has no terminal), and none of the caller's GIT_* variables that would
@@ -117,24 +122,31 @@ func clone(ctx context.Context, src, dst string) (repo, label string, err error)
 	return dst, label, nil
 }
 
-// lsTree lists the files of a commit.
+// lsTree lists the files of a commit, with their sizes (read from the
+// objects' headers: no file is read).
 func lsTree(ctx context.Context, repo, commit string) (map[string]entry, error) {
-	out, err := git(ctx, repo, "ls-tree", "-r", "-z", "--full-tree", commit)
+	out, err := git(ctx, repo, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string]entry{}
 	for _, rec := range strings.Split(out, "\x00") {
-		// "<mode> <type> <object>\t<path>"
+		// "<mode> <type> <object> <size>\t<path>", the size "-" for a submodule
 		meta, name, ok := strings.Cut(rec, "\t")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(meta)
-		if len(f) != 3 {
+		if len(f) != 4 {
 			return nil, fmt.Errorf("git ls-tree: unexpected line %q", rec)
 		}
-		files[name] = entry{mode: f[0], blob: f[2]}
+		size := int64(-1)
+		if f[3] != "-" {
+			if size, err = strconv.ParseInt(f[3], 10, 64); err != nil {
+				return nil, fmt.Errorf("git ls-tree: unexpected size in %q", rec)
+			}
+		}
+		files[name] = entry{mode: f[0], blob: f[2], size: size}
 	}
 	return files, nil
 }
@@ -171,8 +183,9 @@ func pathsEverAdded(ctx context.Context, repo, commit string) (map[string]bool, 
 // extract writes the files of a commit for which keep is true under dst,
 // through git archive. Only directories and regular files are written;
 // anything else (a symbolic link) is refused, as is any name that would land
-// outside dst.
-func extract(ctx context.Context, repo, commit, dst string, keep func(name string) bool, pathspec ...string) (int, error) {
+// outside dst, and, with limits (a submission's), a file or a total beyond
+// them.
+func extract(ctx context.Context, repo, commit, dst string, keep func(name string) bool, limits *extractLimits, pathspec ...string) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd, failed := gitCmd(ctx, repo, append([]string{"archive", "--format=tar", commit}, pathspec...)...)
@@ -183,7 +196,7 @@ func extract(ctx context.Context, repo, commit, dst string, keep func(name strin
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("git archive: %w", err)
 	}
-	n, werr := untar(stdout, dst, keep)
+	n, werr := untar(stdout, dst, keep, limits)
 	if werr != nil {
 		cancel()
 		_ = cmd.Wait()
@@ -195,7 +208,7 @@ func extract(ctx context.Context, repo, commit, dst string, keep func(name strin
 	return n, nil
 }
 
-func untar(r io.Reader, dst string, keep func(name string) bool) (int, error) {
+func untar(r io.Reader, dst string, keep func(name string) bool, limits *extractLimits) (int, error) {
 	tr := tar.NewReader(r)
 	n := 0
 	for {
@@ -223,6 +236,9 @@ func untar(r io.Reader, dst string, keep func(name string) bool) (int, error) {
 				return n, err
 			}
 		case tar.TypeReg:
+			if err := limits.take(name, h.Size); err != nil {
+				return n, err
+			}
 			if err := writeFrom(tr, target, h.FileInfo().Mode()); err != nil {
 				return n, err
 			}
@@ -256,6 +272,6 @@ func writeFrom(r io.Reader, target string, mode os.FileMode) error {
 // (all of it when none) below dst, through git archive: nothing of the
 // working tree.
 func Export(ctx context.Context, repo, commit, dst string, pathspec ...string) error {
-	_, err := extract(ctx, repo, commit, dst, func(string) bool { return true }, pathspec...)
+	_, err := extract(ctx, repo, commit, dst, func(string) bool { return true }, nil, pathspec...)
 	return err
 }

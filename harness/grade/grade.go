@@ -48,6 +48,8 @@ type Tree struct {
 	// the upstream go.mod's requirements (see ForeignImports).
 	Allowed []string
 	work    string
+	// nested says which modules the step holds below its go.mod, or "".
+	nested string
 }
 
 // Remove deletes the tree and everything fetched for it.
@@ -91,6 +93,10 @@ func Assemble(ctx context.Context, opts Options) (*Tree, error) {
 			return nil, err
 		}
 	}
+	// After the go.mod gate, whose reason names what a go.mod redirects.
+	if t.Grading.Gradable && t.nested != "" {
+		t.notGradable(t.nested)
+	}
 	sort.Strings(t.Grading.Ignored)
 	return t, nil
 }
@@ -106,7 +112,7 @@ func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) er
 		}
 		return !under(name, step)
 	}
-	if _, err := extract(ctx, root, up.Commit, t.Dir, keep); err != nil {
+	if _, err := extract(ctx, root, up.Commit, t.Dir, keep, nil); err != nil {
 		return fmt.Errorf("extracting the upstream at %s: %w", short(up.Commit), err)
 	}
 	if opts.Submission == "" {
@@ -167,9 +173,14 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 			t.Grading.Ignored = append(t.Grading.Ignored, name)
 		}
 	}
-	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) && !under(name, bin) }, "--", step); err != nil {
+	if _, err := extract(ctx, repo, commit, t.Dir, func(name string) bool { return under(name, step) && !under(name, bin) }, &extractLimits{}, "--", step); err != nil {
 		return fmt.Errorf("extracting %s/ of the submission: %w", step, err)
 	}
+	var names []string
+	for name := range subFiles {
+		names = append(names, name)
+	}
+	t.nested = nestedModules(step, names)
 	return nil
 }
 
@@ -187,9 +198,30 @@ func refuse(files map[string]entry, step string) string {
 	if len(special) > 0 {
 		sort.Strings(special)
 		return fmt.Sprintf("%s/ holds symbolic links or submodules, which could reach outside it: %s",
-			step, strings.Join(special, ", "))
+			step, report.InlineList(special, 5))
 	}
-	return ""
+	// Sizes from the tree, before anything is extracted; bin/ is never taken.
+	return sizeProblems(step, treeSizes(files, step, step+"/bin"))
+}
+
+// nestedModules says which go.mod files below step/go.mod the step holds, or
+// "": the step is graded as one module, the workbook's, and a nested one is
+// neither part of it nor of the workspace (the go command then fails with
+// "directory prefix . does not contain modules listed in go.work", naming
+// no file). bin/ is never taken.
+func nestedModules(step string, files []string) string {
+	var nested []string
+	for _, name := range files {
+		if under(name, step) && !under(name, step+"/bin") && path.Base(name) == "go.mod" && name != step+"/go.mod" {
+			nested = append(nested, name)
+		}
+	}
+	if len(nested) == 0 {
+		return ""
+	}
+	sort.Strings(nested)
+	return fmt.Sprintf("%s/ holds a module of its own below %s/go.mod, which the grade cannot build as part of %s/ "+
+		"(move its code into the step's module, or out of %s/): %s", step, step, step, step, report.InlineList(nested, 5))
 }
 
 // checkModule refuses a step whose go.mod is not the upstream's in what
@@ -257,9 +289,10 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 		return err
 	}
 	var special []string
+	var sizes []fileSize
+	regular := map[string]os.FileMode{}
 	for _, f := range dedupe(files) {
-		src := filepath.Join(root, filepath.FromSlash(f))
-		fi, err := os.Lstat(src)
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f)))
 		switch {
 		case os.IsNotExist(err):
 			continue // deleted in the working tree
@@ -269,13 +302,26 @@ func (t *Tree) fromWorkingTree(ctx context.Context, root, step string) error {
 			special = append(special, f)
 			continue
 		}
-		if err := copyFile(src, filepath.Join(t.Dir, filepath.FromSlash(f)), fi.Mode()); err != nil {
+		regular[f] = fi.Mode()
+		sizes = append(sizes, fileSize{name: f, size: fi.Size()})
+	}
+	if reason := sizeProblems(step, sizes); reason != "" && len(special) == 0 {
+		t.notGradable(reason)
+		return nil
+	}
+	names := make([]string, 0, len(sizes))
+	for _, f := range sizes {
+		names = append(names, f.name)
+	}
+	t.nested = nestedModules(step, names)
+	for f, mode := range regular {
+		if err := copyFile(filepath.Join(root, filepath.FromSlash(f)), filepath.Join(t.Dir, filepath.FromSlash(f)), mode); err != nil {
 			return err
 		}
 	}
 	if len(special) > 0 {
 		t.notGradable(fmt.Sprintf("%s/ holds symbolic links or other special files, which could reach outside it: %s",
-			step, strings.Join(special, ", ")))
+			step, report.InlineList(special, 5)))
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(t.StepDir, "go.mod")); err != nil {

@@ -1,7 +1,10 @@
 package grade
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 func run(t *testing.T, dir string, args ...string) string {
@@ -225,6 +229,10 @@ func TestNotGradable(t *testing.T) {
 			write(t, dir, "step07/go.mod", "module example.com/step07\n\ntoolchain go1.99.0\n")
 			run(t, dir, "git", "add", "step07/go.mod")
 		}, "toolchain go1.99.0"},
+		{"a module nested in the step", func(t *testing.T, dir string) {
+			write(t, dir, "step07/internal/tool/go.mod", "module example.com/tool\n")
+			run(t, dir, "git", "add", "step07/internal/tool/go.mod")
+		}, "holds a module of its own below step07/go.mod, which the grade cannot build as part of step07/ (move its code into the step's module, or out of step07/): step07/internal/tool/go.mod"},
 		{"a requirement the workbook does not have", func(t *testing.T, dir string) {
 			write(t, dir, "step07/go.mod", "module example.com/step07\n\nrequire example.com/grader-bypass v1.0.0\n")
 			run(t, dir, "git", "add", "step07/go.mod")
@@ -318,9 +326,7 @@ var workbook, _ = filepath.Abs(filepath.Join("..", ".."))
 // this workbook whose committed ClusterRole grants everything: the drift is
 // reported, and only the grading tree's copy is regenerated.
 func TestGeneratedDriftIsReportedAndTheSubmissionUntouched(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen")
-	}
+	testenv.Long(t, "runs controller-gen")
 	ctx := context.Background()
 	sub := filepath.Join(t.TempDir(), "submission")
 	run(t, filepath.Dir(sub), "git", "clone", "-q", "--no-hardlinks", workbook, sub)
@@ -446,4 +452,88 @@ func TestASubmissionsBinIsNotTaken(t *testing.T) {
 	if !slices.Contains(tree.Grading.Ignored, "step07/bin/fixtures.sh") {
 		t.Errorf("ignored %v, want step07/bin/fixtures.sh among them", tree.Grading.Ignored)
 	}
+}
+
+// TestASubmissionTooLargeIsNotRead: a step whose files break the limits is
+// not gradable, the reason naming the files and the limits, from the tree's
+// sizes alone (a committed 1 GiB file was extracted and read whole); make
+// diff's checkout refuses it the same way, and extraction stops at the
+// limits whatever the tree said.
+func TestASubmissionTooLargeIsNotRead(t *testing.T) {
+	big := func(name string, size int64) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Truncate(size); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		reason []string
+	}{
+		{"a file over the file limit", big("step07/data/huge.bin", 64<<20),
+			[]string{"step07/ is too large to grade", "step07/data/huge.bin (64 MiB)", "(1 MiB, grade.MaxFileBytes)"}},
+		{"files over the step's limit", func(t *testing.T, dir string) {
+			for i := range 9 {
+				big(fmt.Sprintf("step07/data/part%d.bin", i), MaxFileBytes)(t, dir)
+			}
+		}, []string{"its files hold 9.0 MiB (", "more than a step may (8 MiB, grade.MaxStepBytes)"}},
+		{"too many files", func(t *testing.T, dir string) {
+			for i := range MaxStepFiles {
+				write(t, dir, fmt.Sprintf("step07/many/f%04d.txt", i), "x")
+			}
+		}, []string{fmt.Sprintf("it holds %d files, more than a step may (%d, grade.MaxStepFiles)", MaxStepFiles+2, MaxStepFiles)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			upstream := newUpstream(t)
+			fork := filepath.Join(t.TempDir(), "fork")
+			run(t, filepath.Dir(fork), "git", "clone", "-q", upstream, fork)
+			tt.change(t, fork)
+			run(t, fork, "git", "add", "-A")
+			run(t, fork, "git", "commit", "-qm", "change")
+			tree := assemble(t, Options{Root: upstream, Submission: fork})
+			for _, want := range tt.reason {
+				if g := tree.Grading; g.Gradable || !strings.Contains(g.Reason, want) {
+					t.Fatalf("the reason does not say %q: %+v", want, g)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tree.StepDir, "go.mod")); err == nil {
+				t.Errorf("the step was extracted")
+			}
+			if _, err := FetchStep(context.Background(), fork, "", "step07"); err == nil || !strings.Contains(err.Error(), tt.reason[len(tt.reason)-1]) {
+				t.Errorf("make diff's checkout: %v", err)
+			}
+		})
+	}
+	t.Run("extraction stops at the limits", func(t *testing.T) {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		if err := tw.WriteHeader(&tar.Header{Name: "step07/huge.bin", Mode: 0o644, Size: MaxFileBytes + 1, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(make([]byte, MaxFileBytes+1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dst := t.TempDir()
+		_, err := untar(&buf, dst, func(string) bool { return true }, &extractLimits{})
+		if err == nil || !strings.Contains(err.Error(), "step07/huge.bin holds 1.0 MiB (1048577 bytes), more than a file of the step may (1 MiB)") {
+			t.Errorf("untar: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dst, "step07", "huge.bin")); err == nil {
+			t.Errorf("the file was written")
+		}
+	})
 }

@@ -68,7 +68,7 @@ func hostileValue(marker string) string {
 }
 
 // TestMakeInputsAreData drives every target of the repository Makefile that
-// takes an input (make grade, check, watch, diff, hint, bench, skeleton,
+// takes an input (make grade, gradebook, check, watch, diff, hint, bench, skeleton,
 // template, mutants) with hostile values: nothing a value spells may run, and each
 // reaches gw10 verbatim as the one argument it names (issues 18 §1, 24).
 func TestMakeInputsAreData(t *testing.T) {
@@ -99,6 +99,10 @@ func TestMakeInputsAreData(t *testing.T) {
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
 		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h, "ONLY=" + h}, []string{"mutants", "--sample", h, "--seed", h, "--only", h}},
+		{"gradebook", []string{"STEP=" + h, "CLUSTER=" + h, "ROSTER=" + h, "UPSTREAM_REF=" + h, "GRADE_OUT=" + h, "JOBS=" + h},
+			[]string{"gradebook", "--step", h, "--cluster", h, "--roster", h, "--upstream-ref", h, "--out", h, "--jobs", h}},
+		// Without GRADE_OUT the gradebook goes to reports/gradebook, not beside make grade's reports.
+		{"gradebook", []string{"ROSTER=" + h}, []string{"gradebook", "--step", steps.Default().Dir, "--cluster", "envtest", "--roster", h, "--upstream-ref", "HEAD", "--out", "reports/gradebook", "--jobs", ""}},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
+
+	"github.com/10xdev/gw10/harness/report"
 )
 
 // The submission's go.mod is data, not instructions: a replace could build
@@ -34,8 +36,9 @@ func moduleProblems(upstream, submission []byte, step string) ([]string, error) 
 		return []string{fmt.Sprintf("%s does not parse: %v", name, err)}, nil
 	}
 	var out []string
+	// Each problem on one line: a quoted path in go.mod may hold a newline.
 	at := func(line int, format string, args ...any) {
-		out = append(out, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
+		out = append(out, report.Inline(fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))))
 	}
 	if sub.Module == nil || up.Module == nil || sub.Module.Mod.Path != up.Module.Mod.Path {
 		line, path := 1, "(none)"

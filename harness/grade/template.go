@@ -38,6 +38,7 @@ func LearnerCopyOmits(all []step.Step) []Omission {
 		Omission{Path: "docs/instructors.md", Why: "the answer key and the grading guide", Stub: guide("Instructors' guide")},
 		Omission{Path: "docs/maintainers.md", Why: "how the workbook is built, with lines of the solution", Stub: guide("Maintainers' guide")},
 		Omission{Path: ".github/workflows/grade-submission.yml", Why: "the instructor's grading workflow (it runs only in the grading repository)"},
+		Omission{Path: ".github/workflows/grade-cohort.yml", Why: "the instructor's cohort grading workflow (it runs only in the grading repository)"},
 		Omission{Path: ".ci", Why: "the workbook's own CI (make test, which needs the solution)"},
 	)
 }
@@ -87,7 +88,7 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 		}
 		return true
 	}
-	if _, err := extract(ctx, root, upstream, out, keep); err != nil {
+	if _, err := extract(ctx, root, upstream, out, keep, nil); err != nil {
 		return "", "", fmt.Errorf("copying the workbook at %s: %w", short(upstream), err)
 	}
 	if err := removeEmptyDirs(out); err != nil {

@@ -52,8 +52,10 @@ func TestTheThreatModelNamesTestsThatExist(t *testing.T) {
 	testName := regexp.MustCompile("`(Test\\w+)`")
 	attackFile := regexp.MustCompile("`([\\w.-]+\\.txtar)`")
 	rows := 0
-	for _, line := range strings.Split(section, "\n") {
-		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| attack ") {
+	lines := strings.Split(section, "\n")
+	for i, line := range lines {
+		header := i+1 < len(lines) && strings.HasPrefix(lines[i+1], "|---")
+		if !strings.HasPrefix(line, "| ") || header {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "| "), " | ")

@@ -123,6 +123,9 @@ func workflowProblems(data []byte, grading bool) ([]string, error) {
 			if strings.Contains(s.Run, "git config --global") || strings.Contains(s.Run, "insteadOf") {
 				out = append(out, s.label(name, i)+": writes git credentials where later processes find them")
 			}
+			if strings.Contains(s.Run, "extraHeader") {
+				out = append(out, tokenScopeProblems(s.Run, s.label(name, i))...)
+			}
 			if learner && grading && s.savesCache() {
 				out = append(out, s.label(name, i)+": saves a cache in a job that runs learner code (a submission could poison later grades)")
 			}
@@ -181,6 +184,24 @@ func workflowProblems(data []byte, grading bool) ([]string, error) {
 	return out, nil
 }
 
+// tokenScopeProblems lists how a step that gives git an Authorization
+// header could send it to a host other than the forge's: a header for every
+// URL, a submission on any host, a redirect followed. (The header's reach
+// is proved by running the step: TestTheSubmissionTokenGoesToTheForgeOnly.)
+func tokenScopeProblems(run, label string) []string {
+	var out []string
+	if strings.Contains(run, "http.extraHeader") {
+		out = append(out, label+": the token's header is sent to every host (http.extraHeader): scope it to the forge's URL (http.<url>.extraHeader)")
+	}
+	if !strings.Contains(run, `case "$SUBMISSION" in`) || !strings.Contains(run, `"$forge"*)`) {
+		out = append(out, label+": a submission on any host is fetched with the token: refuse those not on the forge")
+	}
+	if !strings.Contains(run, "http.followRedirects=false") {
+		out = append(out, label+": git follows redirects, which could carry the token to another host (http.followRedirects=false)")
+	}
+	return out
+}
+
 func readWorkflow(t *testing.T, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", name))
@@ -218,6 +239,9 @@ func TestTheWorkflowRulesCanFail(t *testing.T) {
 		{"reports in the checkout", `GRADE_OUT="$RUNNER_TEMP/reports"`, `GRADE_OUT=reports`, "under $RUNNER_TEMP"},
 		{"input spliced into the script", `SUBMISSION_REF="$SUBMISSION_COMMIT"`, `SUBMISSION_REF="${{ inputs.ref }}"`, "spliced into the script"},
 		{"default permissions", "permissions: {}\n\n# One grading", "permissions:\n  contents: read\n\n# One grading", "default permissions"},
+		{"the token for every host", `-c "http.${forge}.extraHeader=`, `-c "http.extraHeader=`, "sent to every host"},
+		{"a submission on any host", `"$forge"*) ;;`, `*) ;;`, "on any host"},
+		{"redirects followed", `-c http.followRedirects=false `, ``, "follows redirects"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.Count(good, c.old) != 1 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestASeededSampleIsScoredOnARealAPIServer: make test scores the checks
@@ -22,9 +23,7 @@ import (
 // names the clause it proves, or not compile. A survivor is a hole in the
 // checks (or an equivalent mutant to list, with why).
 func TestASeededSampleIsScoredOnARealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full runs on envtest")
-	}
+	testenv.Needs(t, testenv.Cluster)
 	ms, err := Generate(solution)
 	if err != nil {
 		t.Fatal(err)

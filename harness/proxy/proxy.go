@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -86,6 +87,8 @@ type Server struct {
 	refuseList   time.Duration // how long listing is refused, from the first refused listing
 	refusingFrom time.Time     // the first refused listing; zero until one comes
 	listings     []Listing
+
+	log io.Writer // a line per request answered (SetLog); nil: none
 }
 
 // Listing is one GET /v1/routes the proxy answered.
@@ -118,6 +121,7 @@ func StartOn(addr string) (*Server, error) {
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.request(+1)
 		defer s.request(-1)
+		defer s.logRequest(r, s.recorded()) // deferred: a request the proxy hangs up on panics out of the mux
 		mux.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()

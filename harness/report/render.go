@@ -42,6 +42,11 @@ func (r *Report) headline() string {
 	if s.Skipped > 0 {
 		h += fmt.Sprintf(", %d not run", s.Skipped)
 	}
+	// Checks that pass beside a failed stage (the unit tests, which do not
+	// stop the run) earn their points; the verdict says the stage failed.
+	if failed := r.failedStages(); len(failed) > 0 && s.Passed > 0 {
+		h += ", but the " + strings.Join(failed, " and ") + " stage failed"
+	}
 	if r.Interrupted {
 		h = "interrupted: " + h
 	}
@@ -74,6 +79,37 @@ func (r *Report) gradeLabel() string {
 	return "Feedback (not an official grade): "
 }
 
+// learnerCodeRan names the submission's code that ran, from the stages
+// that ran it: "the unit tests", "the controller", both, or "" (a
+// submission refused before it was built).
+func (r *Report) learnerCodeRan() string {
+	var ran []string
+	if !r.Summary.Gradable {
+		return ""
+	}
+	for _, st := range r.Stages {
+		switch {
+		case st.Status == Skip:
+		case st.Name == "unit tests":
+			ran = append(ran, "the unit tests")
+		case st.Name == "start controller":
+			ran = append(ran, "the controller")
+		}
+	}
+	return strings.Join(ran, " and ")
+}
+
+// failedStages names the stages that failed, in order.
+func (r *Report) failedStages() []string {
+	var out []string
+	for _, st := range r.Stages {
+		if st.Status == Fail {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
 // stagePassed says whether the named stage ran and passed.
 func (r *Report) stagePassed(name string) bool {
 	for _, st := range r.Stages {
@@ -84,9 +120,19 @@ func (r *Report) stagePassed(name string) bool {
 	return false
 }
 
-// gradingLines say what was graded, from where, and what was left out; code
-// quotes a name (Markdown: backticks).
-func (r *Report) gradingLines(code func(string) string) []string {
+// quoting is how a rendering shows what a submission chose: code a value on
+// its own (a name), text a line that quotes one (what the sandbox cut off).
+type quoting struct{ code, text func(string) string }
+
+var (
+	terminalQuoting = quoting{code: Inline, text: Inline}
+	markdownQuoting = quoting{code: mdCode, text: mdText}
+)
+
+// gradingLines say what was graded, from where, and what was left out, each
+// string a submission chose quoted as q says.
+func (r *Report) gradingLines(q quoting) []string {
+	code := q.code
 	g := r.Grading
 	if g == nil {
 		return nil
@@ -104,19 +150,25 @@ func (r *Report) gradingLines(code func(string) string) []string {
 			"Your instructor grades your %s with their own checkout (make grade SUBMISSION=<your repository>), as committed and pushed: uncommitted work is not graded.", code(step)))
 	}
 	if sb := g.Sandbox; sb != nil {
-		if sb.Enforced {
-			line := fmt.Sprintf("Sandbox: the unit tests and the controller ran as %s, under limits, and every process they left was killed before this report", code(sb.User))
+		ran := r.learnerCodeRan()
+		switch {
+		case sb.Enforced && ran == "":
+			lines = append(lines, fmt.Sprintf("Sandbox: %s was ready; none of the submission's code ran.", code(sb.User)))
+		case sb.Enforced:
+			line := fmt.Sprintf("Sandbox: %s ran as %s, under limits, and every process they left was killed before this report", ran, code(sb.User))
 			if len(sb.CutOff) > 0 {
-				line += "; it cut off: " + strings.Join(sb.CutOff, "; ")
+				line += "; it cut off: " + list(sb.CutOff, q.text)
 			}
 			lines = append(lines, line+".")
-		} else {
-			lines = append(lines, fmt.Sprintf("UNSANDBOXED: the unit tests and the controller ran as the grader's own user (%s): they could have changed this grade, so it is not official.", sb.Reason))
+		case ran == "":
+			lines = append(lines, fmt.Sprintf("UNSANDBOXED (%s); none of the submission's code ran.", q.text(sb.Reason)))
+		default:
+			lines = append(lines, fmt.Sprintf("UNSANDBOXED: %s ran as the grader's own user (%s): they could have changed this grade, so it is not official.", ran, q.text(sb.Reason)))
 		}
 	}
 	if gr := g.Grader; gr != nil {
 		if gr.Reason != "" {
-			lines = append(lines, "NOT OFFICIAL: "+gr.Reason+".")
+			lines = append(lines, "NOT OFFICIAL: "+q.text(gr.Reason)+".")
 		} else {
 			lines = append(lines, fmt.Sprintf("Grader: built from a clean export of the upstream at %s.", code(short(gr.Commit))))
 		}
@@ -177,12 +229,18 @@ func plain(s string) string { return s }
 
 // list quotes at most 20 items; a submission may differ from the upstream
 // in many files.
-func list(items []string, code func(string) string) string {
-	const max = 20
+func list(items []string, code func(string) string) string { return listOf(items, 20, code) }
+
+// InlineList names at most most of items, each on one line (Inline), and
+// how many more there are: a reason or a note that lists what a submission
+// chose (its file names, its processes).
+func InlineList(items []string, most int) string { return listOf(items, most, Inline) }
+
+func listOf(items []string, most int, code func(string) string) string {
 	var quoted []string
 	for i, s := range items {
-		if i == max {
-			quoted = append(quoted, fmt.Sprintf("and %d more", len(items)-max))
+		if i == most {
+			quoted = append(quoted, fmt.Sprintf("and %d more", len(items)-most))
 			break
 		}
 		quoted = append(quoted, code(s))
@@ -361,13 +419,19 @@ func (r *Report) Markdown(w io.Writer) error {
 	if r.Summary.OK {
 		verdict = "✅"
 	}
-	heading := fmt.Sprintf("## gw10 %s — %s %s", r.Dir, verdict, r.Headline())
+	// The verdict's first line is the heading; a reason of several lines
+	// (the go.mod lines refused) follows it in a block.
+	headline, more, _ := strings.Cut(r.Headline(), "\n")
+	heading := fmt.Sprintf("## gw10 %s — %s %s", mdText(r.Dir), verdict, mdText(headline))
 	if r.Grading != nil && !r.Grading.Official {
 		heading += " (feedback, not an official grade)"
 	}
 	fmt.Fprintf(w, "%s\n\n", heading)
+	if more != "" {
+		fmt.Fprintf(w, "%s\n\n", codeBlock(more))
+	}
 	fmt.Fprintf(w, "Cluster: `%s` · duration %s\n\n", r.Cluster, r.Duration)
-	for _, l := range r.gradingLines(mdCode) {
+	for _, l := range r.gradingLines(markdownQuoting) {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	if r.Grading != nil {
@@ -378,7 +442,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(w, "**Stage `%s` failed:**\n\n%s\n\n", st.Name, codeBlock(st.Detail))
 		}
 		if len(st.Notes) > 0 {
-			fmt.Fprintf(w, "**Stage `%s` noted:**\n\n%s\n\n", st.Name, codeBlock(strings.Join(st.Notes, "\n")))
+			fmt.Fprintf(w, "**Stage `%s` noted:**\n\n%s\n\n", st.Name, codeBlock(inlineLines(st.Notes)))
 		}
 	}
 	if len(r.Checks) > 0 {
@@ -392,6 +456,11 @@ func (r *Report) Markdown(w io.Writer) error {
 			proves += " (" + strings.Join(c.Clauses, ", ") + ")"
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %d/%d | %s | %s |\n", c.ID, mark, c.Earned, c.Points, c.Duration, proves)
+	}
+	for _, c := range r.Checks {
+		if c.Probe != "" && c.Status != Skip {
+			fmt.Fprintf(w, "\n`%s`: the verdict rests on %s.\n", c.ID, c.Probe)
+		}
 	}
 	for _, c := range r.Checks {
 		if c.Status == Fail {
@@ -411,25 +480,12 @@ func short(sha string) string {
 	return sha
 }
 
-// codeBlock fences text (learner output: compiler errors, test logs) so that
-// nothing in it can end the block: the fence is longer than any run of
-// backticks in the text (CommonMark closes a fence only with one at least as
-// long), so a printed fence, heading or "<!--" stays text.
-func codeBlock(text string) string {
-	fence := strings.Repeat("`", max(3, backticks(text)+1))
-	return fence + "\n" + text + "\n" + fence
-}
-
-// backticks is the longest run of backticks in s.
-func backticks(s string) int {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
+// inlineLines are notes one to a line: a note that holds a newline (a
+// process's command line) cannot pass for two.
+func inlineLines(notes []string) string {
+	lines := make([]string, len(notes))
+	for i, n := range notes {
+		lines[i] = Inline(n)
 	}
-	return longest
+	return strings.Join(lines, "\n")
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,36 @@ func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
 	}
 	if got := mdCode("a`b"); got != "`` a`b ``" {
 		t.Errorf("mdCode(a`b) = %q", got)
+	}
+}
+
+// TestAProbesVerdictSaysWhatItRestsOn: a check judged by a probe says so
+// in the terminal, in summary.md and in grade.json; the others do not.
+func TestAProbesVerdictSaysWhatItRestsOn(t *testing.T) {
+	r := &Report{Dir: "the-step", Checks: []CheckResult{
+		{ID: "read-error", Title: "t", Points: 10, Status: Fail, Message: "m", Probe: "a probe: the grader's code around your Reconcile"},
+		{ID: "status-writes", Title: "t", Points: 10, Earned: 10, Status: Pass},
+	}}
+	r.Finish()
+	var term, md strings.Builder
+	r.Terminal(&term)
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/grade.json"
+	if err := r.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"terminal": term.String(), "summary.md": md.String(), "grade.json": string(js)} {
+		if !strings.Contains(text, "the grader's code around your Reconcile") {
+			t.Errorf("%s does not say what read-error's verdict rests on:\n%s", what, text)
+		}
+		if strings.Count(text, "the grader's code around your Reconcile") != 1 {
+			t.Errorf("%s says it more than once, or of another check:\n%s", what, text)
+		}
 	}
 }

@@ -83,6 +83,9 @@ type CheckResult struct {
 	// Notes are what a check says of a run whatever its verdict (the
 	// sequences' seeds and what they covered).
 	Notes []string `json:"notes,omitempty"`
+	// Probe, when set, says the verdict rests on a probe, not on the
+	// running controller: what ran and where it was judged.
+	Probe string   `json:"probe,omitempty"`
 	Logs  []string `json:"logs,omitempty"` // the controller's log lines about the check, else its last lines
 	// LogsAboutCheck says Logs are the lines about the check's objects in
 	// its time window; false: the run's last lines at the time it failed.

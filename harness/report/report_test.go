@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -401,5 +402,78 @@ func TestStagesAreNotCountedAsTests(t *testing.T) {
 	}
 	if !strings.Contains(suite.Err, "stage build failed:\nmain.go:3: undefined: meta\nmore") {
 		t.Errorf("system-err: %q", suite.Err)
+	}
+}
+
+// TestAFailedUnitStageIsOneVerdictEverywhere: checks that ran and passed
+// beside a failed unit stage earn their points, and every rendering says
+// both (it printed "❌ 2/2 … 50/50" beside "no check could pass"); a build
+// that failed ran no check, and every rendering says 0.
+func TestAFailedUnitStageIsOneVerdictEverywhere(t *testing.T) {
+	graded := func(stages []Stage, checks []CheckResult) *Report {
+		r := &Report{Dir: "step07", Cluster: "envtest", Stages: stages, Checks: checks,
+			Grading: &Grading{Official: true, Gradable: true}}
+		r.Finish()
+		return r
+	}
+	unitFailed := graded([]Stage{{Name: "unit tests", Status: Fail, Detail: "--- FAIL: TestConditionsFor"}, {Name: "build", Status: Pass}},
+		[]CheckResult{{ID: "a", Points: 10, Earned: 10, Status: Pass}, {ID: "b", Points: 40, Earned: 40, Status: Pass}})
+	buildFailed := graded([]Stage{{Name: "unit tests", Status: Fail, Detail: "x"}, {Name: "build", Status: Fail, Detail: "y"}},
+		[]CheckResult{{ID: "a", Points: 10, Status: Skip, Message: "not run: the build stage failed"}, {ID: "b", Points: 40, Status: Skip, Message: "not run: the build stage failed"}})
+	for _, c := range []struct {
+		name           string
+		r              *Report
+		points         string
+		verdict, close string
+	}{
+		{"unit tests failed, checks passed", unitFailed, "50", "2/2 checks pass, 50/50 points, but the unit tests stage failed", "the checks ran, and earned what they show"},
+		{"build failed", buildFailed, "0", "0/2 checks pass, 0/50 points, 2 not run", "so no check ran"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var term, md, ju bytes.Buffer
+			c.r.Terminal(&term)
+			if err := c.r.Markdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.r.JUnit(&ju); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(term.String(), "no check could pass") || !strings.Contains(term.String(), c.verdict) || !strings.Contains(term.String(), c.close) {
+				t.Errorf("terminal:\n%s", term.String())
+			}
+			if !strings.Contains(md.String(), "❌ "+c.verdict) {
+				t.Errorf("markdown:\n%s", md.String())
+			}
+			if !strings.Contains(ju.String(), `name="verdict" value="`+c.verdict+`"`) || !strings.Contains(ju.String(), `name="points" value="`+c.points+`"`) {
+				t.Errorf("junit:\n%s", ju.String())
+			}
+			if c.r.Summary.OK || strconv.Itoa(c.r.Summary.Points) != c.points {
+				t.Errorf("json summary: %+v", c.r.Summary)
+			}
+		})
+	}
+}
+
+// TestTheSandboxLineSaysWhatRan: a refused submission ran nothing, and the
+// reports say so (they said its unit tests and controller ran sandboxed);
+// a graded one names what ran.
+func TestTheSandboxLineSaysWhatRan(t *testing.T) {
+	refused := notGradable()
+	refused.Grading.Sandbox = &Sandbox{Enforced: true, User: "gw10-sandbox0"}
+	graded := &Report{Dir: "step07", Stages: []Stage{{Name: "unit tests", Status: Pass}, {Name: "build", Status: Pass}, {Name: "start controller", Status: Pass}},
+		Grading: &Grading{Official: true, Gradable: true, Sandbox: &Sandbox{Enforced: true, User: "gw10-sandbox0"}}}
+	graded.Finish()
+	for _, c := range []struct {
+		r         *Report
+		want, not string
+	}{
+		{refused, "Sandbox: gw10-sandbox0 was ready; none of the submission's code ran.", "ran as"},
+		{graded, "Sandbox: the unit tests and the controller ran as gw10-sandbox0, under limits", "none of"},
+	} {
+		var term bytes.Buffer
+		c.r.Terminal(&term)
+		if !strings.Contains(term.String(), c.want) || strings.Contains(term.String(), c.not) {
+			t.Errorf("want %q, not %q:\n%s", c.want, c.not, term.String())
+		}
 	}
 }

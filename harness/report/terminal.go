@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -104,17 +103,27 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
+		if c.Probe != "" && c.Status != Skip {
+			fmt.Fprintf(w, "%s: the verdict rests on %s\n", c.ID, c.Probe)
+		}
 		for _, n := range c.Notes {
-			fmt.Fprintf(w, "%s: %s\n", c.ID, n)
+			fmt.Fprintf(w, "%s: %s\n", c.ID, Inline(n))
 		}
 	}
-	for _, l := range r.gradingLines(Inline) {
+	for _, l := range r.gradingLines(terminalQuoting) {
 		fmt.Fprintln(w, l)
 	}
 	if v.Progress != "" {
 		fmt.Fprintln(w, v.Progress)
 	}
-	fmt.Fprintln(w, r.ClosingLine(v))
+	// A reason of several lines (the go.mod lines refused) goes on indented:
+	// none of its lines, which quote the submission, starts a line of the
+	// report.
+	closing, more, _ := strings.Cut(r.ClosingLine(v), "\n")
+	fmt.Fprintln(w, closing)
+	if more != "" {
+		fmt.Fprintln(w, indent(more, "    "))
+	}
 }
 
 // stageFailure encodes the index of a failed stage for firstFailure, which
@@ -165,8 +174,10 @@ func (r *Report) ClosingLine(v View) string {
 			// Worded for the instructor: what the submission got wrong
 			// first, not what to do next.
 			line += fmt.Sprintf(" The first failure is %s (above; make hint ID=%s explains it).", r.Checks[first].ID, r.Checks[first].ID)
+		case r.Grading.Official && s.Gradable && !s.OK && first < -1 && s.Passed+s.Failed == 0:
+			line += fmt.Sprintf(" The %s stage failed (above), so no check ran.", r.Stages[-2-first].Name)
 		case r.Grading.Official && s.Gradable && !s.OK && first < -1:
-			line += fmt.Sprintf(" The %s stage failed (above), so no check could pass.", r.Stages[-2-first].Name)
+			line += fmt.Sprintf(" The %s stage failed (above); the checks ran, and earned what they show.", r.Stages[-2-first].Name)
 		case s.Gradable && !s.OK && next != "":
 			line += " " + next
 		}
@@ -184,7 +195,7 @@ func (r *Report) ClosingLine(v View) string {
 	case first < -1 && s.Passed+s.Failed == 0:
 		return fmt.Sprintf("%s: no check ran, as the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
 	case first < -1:
-		return fmt.Sprintf("%s, but the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)
+		return fmt.Sprintf("%s. %s", capitalize(r.Headline()), next)
 	case first == -1 && s.Skipped > 0:
 		return fmt.Sprintf("%s: %s. %s.", capitalize(r.Headline()), r.firstSkip(), capitalize(v.again(r)))
 	case next == "":
@@ -303,71 +314,4 @@ func unprinted(lines []string, printed map[string]bool) []string {
 		}
 	}
 	return out
-}
-
-// plainText writes what it is given with every control character but
-// newline and tab shown as \x.. (escape sequences from a controller's log or
-// a unit test's output could clear the instructor's screen, or rewrite what
-// it shows).
-type plainText struct{ w io.Writer }
-
-// PlainText is w with every control character but newline and tab shown as
-// \x.. (make diff prints a submission's code through it).
-func PlainText(w io.Writer) io.Writer { return plainText{w} }
-
-func (p plainText) Write(b []byte) (int, error) {
-	clean := true
-	for _, c := range b {
-		if isControl(c) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return p.w.Write(b)
-	}
-	var out bytes.Buffer
-	for _, c := range b {
-		if isControl(c) {
-			fmt.Fprintf(&out, "\\x%02x", c)
-		} else {
-			out.WriteByte(c)
-		}
-	}
-	if _, err := p.w.Write(out.Bytes()); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-func isControl(c byte) bool { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f }
-
-// Inline renders a one-line value a submission chose (a path, a ref, a
-// repository) as one line of text: every control character, newline and
-// tab included, shown as \x.. — a file name holding a newline and "## ✅
-// 11/11" must not become a heading of the report, nor an ESC rewrite the
-// terminal.
-func Inline(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			fmt.Fprintf(&b, "\\x%02x", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// mdCode renders a value a submission chose as a Markdown code span: on one
-// line (Inline), between more backticks than it holds in a row, so nothing
-// in it (a backtick, "<!--", a heading) is read as Markdown.
-func mdCode(s string) string {
-	s = Inline(s)
-	longest := backticks(s)
-	fence := strings.Repeat("`", longest+1)
-	if longest > 0 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
 }

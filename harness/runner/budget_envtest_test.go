@@ -11,6 +11,7 @@ import (
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // learnerSeed is the seed of the learner's budget these tests replay: any
@@ -33,6 +34,7 @@ var learnerCauses = map[string]string{
 // cause (or the one learnerCauses names), as the grade's full sequence does
 // (TestEveryMutantFailsItsCheckWithItsCause).
 func TestTheLearnersBudgetCatchesTheSequencesMutants(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	for _, st := range steps.All() {
 		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
 			if m.wantCheck != "sequences" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // A chapter's text comes in blocks: paragraphs, list items, headings, each
@@ -319,14 +320,12 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 var goDocRE = regexp.MustCompile("`go doc\\s+([^`]+)`")
 
 // TestTheChaptersGoDocCommandsResolve runs every `go doc` command the
-// chapter and its answers print, where the chapter says to run them (the
+// chapter, its answers and its questions' evidence (make hint) print, where the chapter says to run them (the
 // learner's module: its go.mod requires controller-runtime), so that a
 // renamed or moved symbol (Builder.Owns became TypedBuilder's) is found here
 // and not by a learner at "cannot find package".
 func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go doc")
-	}
+	testenv.Long(t, "runs go doc")
 	st := steps.Default()
 	seen := 0
 	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {
@@ -341,6 +340,18 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 			cmd.Dir = filepath.Join(root, st.Dir)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("%s prints `go doc %s`; run in %s it fails (%v):\n%s", name, strings.Join(args, " "), st.Dir, err, out)
+			}
+		}
+	}
+	// make hint ID=q-… prints the evidence of a question with no written
+	// answer, go doc commands included.
+	for _, e := range st.Evidence {
+		for _, m := range regexp.MustCompile(`go doc ([^\s,;]+)`).FindAllStringSubmatch(e.Where, -1) {
+			seen++
+			cmd := exec.Command("go", "doc", m[1])
+			cmd.Dir = filepath.Join(root, st.Dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("make hint ID=%s prints `go doc %s`; run in %s it fails (%v):\n%s", e.Question, m[1], st.Dir, err, out)
 			}
 		}
 	}

@@ -55,10 +55,14 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 		return res
 	}
 	defer r.deleteNamespace(c, ns, l.ctrl)
-	// A crash ends the check at once, and its waits say why.
+	// A crash ends the check at once, and its waits say why. A probe's
+	// check drives no controller: in a grade each run of its probe in the
+	// sandbox ends by killing every process of the sandbox's user, the
+	// controller among them (the next check starts it again), and that is
+	// no crash of the controller's.
 	checkCtx, crashed := context.WithCancelCause(checkCtx)
 	defer crashed(nil)
-	if l.ctrl != nil {
+	if l.ctrl != nil && chk.Probe == nil {
 		stopWatching := r.endOnCrash(checkCtx, crashed, l.ctrl)
 		defer stopWatching()
 	}
@@ -80,7 +84,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 		return n, err
 	}
 	env := checks.Env{
-		Client: c, Proxy: l.proxy, StepDir: r.opts.StepDir,
+		Client: c, Proxy: l.proxy, API: r.front, APIRequests: checks.FrontRecord(r.front), StepDir: r.opts.StepDir,
 		Namespace: ns, Timeouts: r.opts.Timeouts, Seeds: r.opts.sequenceSeeds(freshSeed), Fixed: r.opts.Step.Seeds,
 		Budget:       r.opts.budget(),
 		Prior:        l.prior,
@@ -93,7 +97,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 	}
 	t := checks.NewT(chk.ID, env)
 	out := checks.Execute(checkCtx, chk, t)
-	if !out.Failed && checkCtx.Err() == nil && !chk.Probe && l.ctrl != nil {
+	if !out.Failed && checkCtx.Err() == nil && chk.Probe == nil && l.ctrl != nil {
 		// A pass needs the controller alive once the work the check caused
 		// is done: one that exits right after the step a check looks for
 		// (the withdraw, then os.Exit) would pass, and only the next
@@ -128,7 +132,7 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 	if out.Hint != "" && res.Hint == chk.Hint {
 		res.Hint = out.Hint // the proof that ended a wait knows better than the check
 	}
-	if !chk.Probe && l.ctrl != nil {
+	if chk.Probe == nil && l.ctrl != nil {
 		r.focusLog(&res, ns, start, l.ctrl)
 	}
 	return res
@@ -196,7 +200,7 @@ func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc, ct
 // diagnose adds what the controller's state says (exit, panic, RBAC, hang)
 // and the hint: the diagnosis's when it has one, the check's otherwise.
 func (r *run) diagnose(ctx context.Context, res *report.CheckResult, chk checks.Check, since time.Time, ctrl *controller) {
-	if chk.Probe || ctrl == nil {
+	if chk.Probe != nil || ctrl == nil {
 		// The probe's test called the code; the controller process did
 		// nothing the check looked at, and its log would mislead.
 		if res.Hint == "" {

@@ -55,7 +55,7 @@ func (r *run) drive(ctx context.Context, p plan) bool {
 	if p.built != nil {
 		p.built(ok)
 	}
-	ok = ok && r.unitStage(ctx, binary) &&
+	ok = ok && r.unitStage(ctx, binary) && (!p.checks || r.probeStage(ctx)) &&
 		(p.cluster == nil || r.startedEarlier(ctx, "cluster", "during the build", p.cluster)) &&
 		r.deploy(ctx, binary)
 	if !p.checks {
@@ -86,9 +86,16 @@ func NotRun(st step.Step, chk checks.Check, why string) report.CheckResult {
 
 // resultOf is a check's row before it runs: what the step says of it.
 func resultOf(st step.Step, chk checks.Check) report.CheckResult {
-	return report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points,
+	res := report.CheckResult{ID: chk.ID, Title: chk.Title, SeedRef: chk.SeedRef, Clauses: chk.Clauses, Points: chk.Points,
 		Doc: st.DocAnchor(chk.ID)}
+	if chk.Probe != nil {
+		res.Probe = probeBasis
+	}
+	return res
 }
+
+// probeBasis is what a probe check's verdict rests on, as every report says it.
+const probeBasis = "a probe: the grader's code around your Reconcile, judged at the API front and the proxy stand-in (no code of yours ran in it but what the grader called; what it printed only explains)"
 
 // runChecks is the one check loop: the run's checks in their order, each
 // in a namespace of its own, progress told of each (nil: a line per check

@@ -16,10 +16,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/cluster"
 )
 
@@ -166,7 +168,11 @@ func RoleOf(stepDir string) (*rbacv1.ClusterRole, error) {
 
 // identity installs the generated ClusterRole (as gw10-manager-role, so it
 // cannot collide with anything else in an existing cluster), binds it to the
-// controller's identity, and writes that identity's kubeconfig.
+// controller's identity, starts the API front with that identity (apifront:
+// every request the controller makes is seen there) and writes the
+// controller's kubeconfig, which names the front and holds no credentials.
+// The bench's session (direct) names the API server itself: it measures
+// the API server, not the front.
 func (r *run) identity(ctx context.Context) error {
 	role, err := RoleOf(r.opts.StepDir)
 	if err != nil {
@@ -207,6 +213,15 @@ func (r *run) identity(ctx context.Context) error {
 	cfg, err := r.backend.ControllerIdentity(ctx, c, role.Name)
 	if err != nil {
 		return err
+	}
+	if !r.direct {
+		front, err := apifront.Start(apifront.Options{Upstream: cfg,
+			Primary: schema.GroupResource{Group: r.opts.Step.Primary.GVK.Group, Resource: r.opts.Step.Primary.Resource}})
+		if err != nil {
+			return err
+		}
+		r.onTeardown(func() { _ = front.Close() })
+		r.front, cfg = front, front.Config()
 	}
 	kc, err := cluster.Kubeconfig(cfg, cluster.ControllerUser)
 	if err != nil {

@@ -224,7 +224,7 @@ func (r *run) runInLane(ctx context.Context, c client.WithWatch, chk checks.Chec
 // and its controller started, its caches synced. A probe's check gets none.
 func (r *run) openLane(ctx context.Context, c client.WithWatch, chk checks.Check, prior *checks.Prior) (*lane, error) {
 	l := &lane{prior: prior, proxy: r.proxy}
-	if chk.Probe {
+	if chk.Probe != nil {
 		return l, nil
 	}
 	for range 1 + laneNeighbours {

@@ -17,6 +17,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // runStepSideBySide runs every check of the step as make check does: side
@@ -46,6 +47,7 @@ var sideBySideMutants = []string{"mapfunc-wakes-one", "ltt-churn", "trust-own-st
 // step's order, and each of a few mutants fails the check a serial run
 // fails, with its cause.
 func TestChecksSideBySideGiveTheSerialVerdicts(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	st := steps.Default()
 	t.Run("solution", func(t *testing.T) {
 		t.Parallel()
@@ -138,6 +140,7 @@ func TestALaneHandsOutTheNamespacesItsControllerWatches(t *testing.T) {
 // proof ended a wait, "after … the controller reconciled N times": it
 // depends on how far the controller got in that moment, in a serial run too.)
 func TestABlockerSideBySideIsTheSerialRunsPrerequisite(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	st := steps.Default()
 	all := loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants"))
 	i := slices.IndexFunc(all, func(m mutant) bool { return m.name == "update-not-status" })

@@ -17,6 +17,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestTwoManagersWithDefaultFlagsRunSideBySide: `make run` starts the
@@ -26,6 +27,7 @@ import (
 // port of its own. It runs on the solution and on the skeleton generated
 // from it (make skeleton), whose cmd/main.go the learner runs.
 func TestTwoManagersWithDefaultFlagsRunSideBySide(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	st := steps.Default()
 	backend := planes.acquire(t)
 	s, err := scheme()

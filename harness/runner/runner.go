@@ -20,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/apifront"
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/gotool"
@@ -217,8 +218,13 @@ type run struct {
 	// kubeconfig and role are the controller's identity: its kubeconfig file
 	// and the rules its RBAC markers generated.
 	kubeconfig string
-	apiserver  string // host:port of the API server the kubeconfig names
+	apiserver  string // host:port of the API server the kubeconfig names: the front's
 	role       []rbacv1.PolicyRule
+	// front is the API front the controller's kubeconfig names (apifront);
+	// nil in the bench's session (direct), whose controller talks to the
+	// API server itself.
+	front  *apifront.Front
+	direct bool
 
 	mu         sync.Mutex // the cluster starts concurrently with the build
 	cleanups   []func()
@@ -372,7 +378,7 @@ func (r *run) runStage(ctx context.Context, name string, harness bool, aside str
 		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
 	}
 	for _, n := range r.notes {
-		fmt.Fprintf(r.opts.Out, "  note: %s\n", n)
+		fmt.Fprintf(r.opts.Out, "  note: %s\n", report.Inline(n)) // a note may quote a process's command line
 	}
 	st.Notes, r.notes = r.notes, nil
 	r.rep.Stages = append(r.rep.Stages, st)
@@ -421,7 +427,7 @@ func (r *run) teardown() {
 		if left, err := sb.KillAll(context.Background()); err != nil {
 			fmt.Fprintf(r.opts.Out, "warning: %v\n", err)
 		} else if len(left) > 0 {
-			sb.Record(fmt.Sprintf("end of the run: killed %d processes learner code left", len(left)))
+			sb.Record(sandbox.KilledNote("end of the run", left))
 		}
 	}
 	if r.dir != "" {

@@ -33,6 +33,7 @@ import (
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/steptest"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // root is the workbook root, seen from harness/runner.
@@ -81,6 +82,7 @@ func newPlanePool(n int) *planePool {
 // cleanup gives it back.
 func (p *planePool) acquire(t *testing.T) cluster.Backend {
 	t.Helper()
+	testenv.Needs(t, testenv.Cluster)
 	pl := <-p.free
 	if pl.backend == nil {
 		if err := pl.start(); err != nil {
@@ -192,6 +194,7 @@ func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, tim
 }
 
 func TestEverySolutionPassesEveryCheck(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.SolutionDir)), st.SolutionDir, nil, passingTimeouts())
@@ -209,6 +212,7 @@ func TestEverySolutionPassesEveryCheck(t *testing.T) {
 // TestInterruptLeavesNothingBehind sends Ctrl-C (SIGINT) to `gw10 check` in
 // the middle of its checks and looks for leftovers.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "gw10")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {
@@ -278,6 +282,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 // builds, its controller starts and keeps running, its unit tests fail, and
 // every check fails with a hint.
 func TestEverySkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.Dir)), st.Dir, nil, checks.DefaultTimeouts())
@@ -340,6 +345,7 @@ func lastLine(out string) string {
 // TestSolutionFilesInTheLearnersModulePass: a learner who writes the
 // solution's code into the learner's module gets a green make check.
 func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			dir := copyModule(t, filepath.Join(root, st.SolutionDir))
@@ -368,6 +374,7 @@ func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
 // cluster through the existing-cluster backend (context gw10-dev), then
 // compares what the cluster holds with what it held before.
 func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	ctx := context.Background()
 	bin := filepath.Join(t.TempDir(), "gw10")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // unitRun is a run that has built its controller (a stand-in file) and is
@@ -40,9 +41,10 @@ func unitRun(t *testing.T, sb *sandbox.Sandbox, extra map[string]string) (*run, 
 
 func openSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
+	testenv.Needs(t, testenv.Sandbox)
 	sb, err := sandbox.Open(context.Background(), sandbox.Options{})
 	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("SKIPPED, THE SANDBOXED UNIT STAGE IS NOT TESTED HERE: %v", err)
+		testenv.Missing(t, testenv.Sandbox, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // chapterSketch is the Go block under the chapter's "First, run the card's
@@ -42,6 +43,7 @@ func chapterSketch(t *testing.T, chapter string) string {
 // Owns(). The chapter's paragraph names each stop; a change to either
 // side that breaks the other fails here.
 func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	st := steps.Default()
 	dir := copyModule(t, filepath.Join(root, st.Dir))
 	ctrlFile := filepath.Join(dir, "internal", "controller", "edgeroute_controller.go")

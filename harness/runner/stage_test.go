@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -36,36 +37,37 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestASlowStageSaysItStillRuns: a stage that outlasts its tick prints a
-// whole "still running" line and starts its line again, with no carriage
-// return, and ends on its result as a quick stage does.
+// whole "still running" line each tick and starts its line again, with no
+// carriage return, ends on its result as a quick stage does, and stops
+// ticking with it. In a synctest bubble: the ticks are the fake clock's, so
+// a 25 ms stage on a 10 ms tick says so exactly twice, however busy the
+// machine.
 func TestASlowStageSaysItStillRuns(t *testing.T) {
-	var out lockedBuffer
-	r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}.withDefaults(), rep: &report.Report{}}
-	ok := r.stage(context.Background(), "build", func() error {
-		deadline := time.Now().Add(time.Minute) // generous: the machine may be busy
-		for strings.Count(out.String(), "still running") < 2 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		var out lockedBuffer
+		r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}.withDefaults(), rep: &report.Report{}}
+		ok := r.stage(context.Background(), "build", func() error {
+			time.Sleep(25 * time.Millisecond)
+			return nil
+		})
+		got := out.String()
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		if !ok || len(lines) != 3 || strings.Contains(got, "\r") {
+			t.Fatalf("want two whole lines saying the stage still runs, then its result, no \\r:\n%q", got)
 		}
-		return nil
+		for _, l := range lines[:2] {
+			if !strings.HasPrefix(l, "  build ...                still running (") {
+				t.Errorf("a tick line is %q", l)
+			}
+		}
+		if last := lines[2]; !strings.HasPrefix(last, "  build ...                ok (") {
+			t.Errorf("the stage's last line is %q", last)
+		}
+		time.Sleep(time.Second)
+		if out.String() != got {
+			t.Errorf("the stage's ticker still writes after it ended:\n%q", out.String())
+		}
 	})
-	got := out.String()
-	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	if !ok || len(lines) < 3 || strings.Contains(got, "\r") {
-		t.Fatalf("want at least two whole lines saying the stage still runs, then its result, no \\r:\n%q", got)
-	}
-	for _, l := range lines[:len(lines)-1] {
-		if !strings.HasPrefix(l, "  build ...                still running (") {
-			t.Errorf("a tick line is %q", l)
-		}
-	}
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "  build ...                ok (") {
-		t.Errorf("the stage's last line is %q", last)
-	}
-	// The ticker has stopped with the stage.
-	time.Sleep(50 * time.Millisecond)
-	if out.String() != got {
-		t.Errorf("the stage's ticker still writes after it ended:\n%q", out.String())
-	}
 }
 
 // TestWhatIsWrittenDuringAStageGetsLinesOfItsOwn: the cluster's progress or

@@ -424,6 +424,7 @@ func setLimits(l Limits) error {
 func helperKill(args []string) error {
 	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
 	name := fs.String("user", "", "the sandbox user")
+	pids := fs.String("pids", "", "comma-separated: kill only these processes (of the user), not all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -434,6 +435,18 @@ func helperKill(args []string) error {
 	runtime.LockOSThread()
 	if err := become(a); err != nil {
 		return err
+	}
+	if *pids != "" {
+		// As the user: a pid that is not one of its processes is refused
+		// by the kernel (EPERM), one that is gone is ESRCH.
+		for _, f := range strings.Split(*pids, ",") {
+			pid, err := strconv.Atoi(f)
+			if err != nil || pid <= 1 {
+				return fmt.Errorf("-pids: %q is not a process", f)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return nil
 	}
 	// kill(-1) signals every process this user may signal — its own — but
 	// not the caller; a few rounds catch what forked meanwhile.

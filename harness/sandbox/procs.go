@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/10xdev/gw10/harness/report"
 )
 
 // Proc is a process of the sandbox's user, as /proc shows it to anyone.
@@ -16,9 +19,23 @@ type Proc struct {
 	PID     int
 	State   string // R, S, Z, …
 	Command string // its command line, or its name
+	// Start is when it started, in clock ticks since boot: with the PID,
+	// it names one process (a PID is reused, the pair is not).
+	Start uint64
 }
 
-func (p Proc) String() string { return fmt.Sprintf("%s (pid %d)", p.Command, p.PID) }
+// procID names one process for as long as the machine runs.
+type procID struct {
+	pid   int
+	start uint64
+}
+
+func (p Proc) id() procID { return procID{p.PID, p.Start} }
+
+// String names the process on one line: its command line is the
+// program's to choose (argv[0] may hold a newline and a forged verdict), so
+// it is shown as report.Inline shows any value a submission chose.
+func (p Proc) String() string { return fmt.Sprintf("%s (pid %d)", report.Inline(p.Command), p.PID) }
 
 // ProcsOf lists the processes whose real user ID is uid, from /proc (a
 // process that called setsid or daemonised itself is listed too).
@@ -68,10 +85,23 @@ func readProc(pid int) (Proc, int, bool) {
 	if ruid < 0 {
 		return Proc{}, 0, false
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		// "pid (comm) state ppid …": the 22nd field is the start time; comm
+		// may hold spaces and parentheses, so fields count from the last ')'.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 19 {
+				p.Start, _ = strconv.ParseUint(f[19], 10, 64)
+			}
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "cmdline")); err == nil && len(b) > 0 {
 		cmd := strings.TrimSpace(string(bytes.ReplaceAll(bytes.TrimRight(b, "\x00"), []byte{0}, []byte{' '})))
-		if len(cmd) > 80 {
-			cmd = cmd[:77] + "..."
+		if len(cmd) > procCommandMax {
+			cut := procCommandMax - 3
+			for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+				cut-- // not inside a character
+			}
+			cmd = cmd[:cut] + "..."
 		}
 		if cmd != "" {
 			p.Command = cmd
@@ -80,18 +110,16 @@ func readProc(pid int) (Proc, int, bool) {
 	return p, ruid, true
 }
 
+// procCommandMax is the most bytes of a command line a report shows.
+const procCommandMax = 80
+
 // procList names at most a few processes.
 func procList(ps []Proc) string {
-	const most = 3
-	var names []string
+	names := make([]string, len(ps))
 	for i, p := range ps {
-		if i == most {
-			names = append(names, fmt.Sprintf("and %d more", len(ps)-most))
-			break
-		}
-		names = append(names, p.String())
+		names[i] = p.String()
 	}
-	return strings.Join(names, ", ")
+	return report.InlineList(names, 3)
 }
 
 // CapWriter keeps the first bytes written to it and the last (at most max

@@ -560,7 +560,8 @@ type Result struct {
 }
 
 // Run runs spec, waits at most wall, then kills every process of the user
-// (what the program left behind included) and says what was cut off. The
+// that started since (what the program left behind; not the controller
+// that runs beside a probe) and says what was cut off. The
 // error is the grader's (the helper failed, ctx ended); the program's own
 // failure is in Result.
 func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label string) (Result, error) {
@@ -571,6 +572,12 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 	// The helper's and the program's output share the pipe: wait returns
 	// when the program has ended, whatever its children still hold open.
 	cmd.WaitDelay = time.Second
+	// What runs as the user already (the controller, while a probe runs)
+	// is not this program's: it is neither killed nor named with it.
+	before, err := s.live()
+	if err != nil {
+		return Result{}, err
+	}
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("starting %s in the sandbox: %w", label, err)
 	}
@@ -581,7 +588,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 	select {
 	case waitErr = <-done:
 	case <-time.After(wall):
-		killed, err := s.KillAll(context.WithoutCancel(ctx))
+		killed, err := s.killSince(context.WithoutCancel(ctx), before)
 		if err != nil {
 			return Result{}, err
 		}
@@ -590,17 +597,17 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec, wall time.Duration, label 
 			label, wall, plural(len(killed), "process", "processes"), procList(killed)))
 		waitErr = <-done
 	case <-ctx.Done():
-		_, _ = s.KillAll(context.WithoutCancel(ctx))
+		_, _ = s.killSince(context.WithoutCancel(ctx), before)
 		// The helper's exit is moot once the grade is cancelled.
 		return Result{}, errors.Join(ctx.Err(), ignore(<-done))
 	}
-	left, err := s.KillAll(context.WithoutCancel(ctx))
+	left, err := s.killSince(context.WithoutCancel(ctx), before)
 	if err != nil {
 		return Result{}, err
 	}
 	res.Left = append(res.Left, left...)
 	if len(left) > 0 {
-		res.CutOff = append(res.CutOff, fmt.Sprintf("%s: killed %s left behind: %s", label, plural(len(left), "process", "processes"), procList(left)))
+		res.CutOff = append(res.CutOff, KilledNote(label, left))
 	}
 	res.Output = out.Bytes()
 	if out.Dropped() > 0 {
@@ -660,7 +667,25 @@ func exitOf(ps *os.ProcessState) (int, syscall.Signal) {
 // and returns those it found. It also waits a little for the zombies to be
 // reaped: they count against the user's process limit, which the next
 // program needs whole.
-func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
+func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) { return s.killSince(ctx, nil) }
+
+// live are the user's processes that are not zombies.
+func (s *Sandbox) live() (map[procID]bool, error) {
+	procs, err := ProcsOf(s.uid)
+	if err != nil {
+		return nil, err
+	}
+	out := map[procID]bool{}
+	for _, p := range procs {
+		if p.State != "Z" {
+			out[p.id()] = true
+		}
+	}
+	return out, nil
+}
+
+// killSince is KillAll sparing the processes of spare (nil: none).
+func (s *Sandbox) killSince(ctx context.Context, spare map[procID]bool) ([]Proc, error) {
 	var found []Proc
 	seen := map[int]bool{}
 	deadline := time.Now().Add(30 * time.Second)
@@ -670,19 +695,25 @@ func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
 		if err != nil {
 			return found, err
 		}
-		live := 0
+		live, zombies := 0, 0
+		var pids []string
 		for _, p := range procs {
-			if p.State == "Z" {
+			switch {
+			case spare[p.id()]:
+				continue
+			case p.State == "Z":
+				zombies++
 				continue
 			}
 			live++
+			pids = append(pids, strconv.Itoa(p.PID))
 			if !seen[p.PID] {
 				seen[p.PID] = true
 				found = append(found, p)
 			}
 		}
 		switch {
-		case len(procs) == 0:
+		case live+zombies == 0:
 			return found, nil
 		case live == 0 && reaped.IsZero():
 			reaped = time.Now()
@@ -690,13 +721,24 @@ func (s *Sandbox) KillAll(ctx context.Context) ([]Proc, error) {
 			return found, nil // their parent, or init, reaps them in its time
 		case live > 0 && time.Now().After(deadline):
 			return found, fmt.Errorf("%d processes of %s survive SIGKILL", live, s.name)
-		case live > 0:
+		case live > 0 && spare == nil:
 			if err := s.helperOp(context.WithoutCancel(ctx), "kill", "-user", s.name); err != nil {
+				return found, err
+			}
+		case live > 0:
+			if err := s.helperOp(context.WithoutCancel(ctx), "kill", "-user", s.name, "-pids", strings.Join(pids, ",")); err != nil {
 				return found, err
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// KilledNote is the note that when (a program's label, "at the end") left
+// the processes ps behind, which were killed: how many, and which, each on
+// one line.
+func KilledNote(when string, ps []Proc) string {
+	return fmt.Sprintf("%s: killed %s left behind: %s", when, plural(len(ps), "process", "processes"), procList(ps))
 }
 
 // ignore drops an error the caller has no use for, and says so.
@@ -732,7 +774,7 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	defer s.unlock()
 	left, err := s.KillAll(ctx)
 	if len(left) > 0 {
-		s.record(fmt.Sprintf("at the end: killed %s left behind: %s", plural(len(left), "process", "processes"), procList(left)))
+		s.record(KilledNote("at the end", left))
 	}
 	if err != nil {
 		return err

@@ -23,8 +23,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/tools/imports"
-
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/region"
 )
@@ -111,7 +109,10 @@ func Generate(ctx context.Context, opts Options) error {
 		return fmt.Errorf("generating the skeleton of %s: %w", opts.Src, err)
 	}
 	if opts.ControllerGen != "" {
-		if err := gotool.Generate(ctx, opts.ControllerGen, opts.Dst, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}); err != nil {
+		// Offline and read-only: the skeleton's packages load from the
+		// module cache its solution was built with; nothing is fetched and
+		// neither go.mod nor the cache is written.
+		if err := gotool.Generate(ctx, opts.ControllerGen, opts.Dst, []string{"GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off"}); err != nil {
 			return fmt.Errorf("regenerating the skeleton's manifests: %w", err)
 		}
 	}
@@ -131,11 +132,7 @@ func transform(rel string, data []byte, opts Options) ([]byte, error) {
 		return nil, err
 	}
 	// Drop the imports only the solution's code used.
-	out, err := imports.Process(rel, []byte(stubbed), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8})
-	if err != nil {
-		return nil, fmt.Errorf("%s: formatting the stubbed code: %w", rel, err)
-	}
-	return out, nil
+	return dropUnusedImports(rel, []byte(text), []byte(stubbed))
 }
 
 // Stub replaces every exercise region of a Go file with its TODO and stub.

@@ -14,6 +14,7 @@ import (
 	"github.com/10xdev/gw10/harness/gotool"
 	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
@@ -89,9 +90,7 @@ func TestSkippedKeepsLearnerTestsAndLeavesOutEnvtestTests(t *testing.T) {
 // fail on the stubs, each with a message and without a panic (they pass on
 // the solution, where make test runs them).
 func TestLearnerTestsFailOnTheCommittedSkeleton(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the skeleton's controller package")
-	}
+	testenv.Long(t, "compiles the skeleton's controller package")
 	// Stop go test before this test's own deadline, so that a slow machine
 	// gets a failure that says so instead of an orphaned go test.
 	ctx := context.Background()

@@ -71,6 +71,10 @@ type Step struct {
 	// dev cluster (make cluster-up prints them), in the chapter's order;
 	// each command appears in the chapter word for word.
 	HandRun []Command
+	// Evidence says, for each of the chapter's questions that links no
+	// written answer, where its evidence is (a task's output, a check's
+	// section, a timeline, make bench): make hint ID=<question> prints it.
+	Evidence []QuestionEvidence
 	// UnitTests is the `go test -run` pattern of the step's unit tests,
 	// run in UnitPackage before any cluster starts; empty: none.
 	UnitTests, UnitPackage string
@@ -79,6 +83,24 @@ type Step struct {
 // A Command is one shell command of a hand-run task, with why it is run.
 type Command struct {
 	Command, Why string
+}
+
+// QuestionEvidence is where the evidence that answers one of the chapter's
+// questions is, for a question that links no written answer.
+type QuestionEvidence struct {
+	Question string // its anchor, q-…
+	Where    string // what to run or read, in a sentence
+}
+
+// EvidenceFor is where the evidence of a question is; "" when the step
+// names none.
+func (s Step) EvidenceFor(question string) string {
+	for _, e := range s.Evidence {
+		if e.Question == question {
+			return e.Where
+		}
+	}
+	return ""
 }
 
 // A Clause is one rule of a step's contract: what a correct controller

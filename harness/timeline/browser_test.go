@@ -19,6 +19,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/runner"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // root is the workbook root, seen from harness/timeline.
@@ -37,13 +38,8 @@ var chromiumFlags = []string{
 // opens it in chromium: the rendered page has the four lanes, the failed
 // check and its failed expectation marked, and its script ran.
 func TestTimelineOfARealRunInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed, so the timeline was not opened in a browser (make test installs it: apt-get install chromium)")
-	}
-	if testing.Short() {
-		t.Skip("a real run on envtest")
-	}
+	testenv.Needs(t, testenv.Cluster)
+	chromium := testenv.Chromium(t)
 	rep := realRun(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "timeline.html")

@@ -119,13 +119,14 @@ func draw(events []evidence.Event, dur time.Duration) *drawing {
 			Label: "⋯ " + trimSeconds(g.dur.Seconds())})
 	}
 	rows := make([][labelRows]float64, len(lanes)) // where each label row is free from
+	primary := primaryKind(events)
 	for _, ev := range events {
 		lane, ok := laneOf[ev.Source]
 		if !ok {
 			lane = 0
 		}
 		top := failStrip + float64(lane)*laneHeight
-		it := shape(ev, a)
+		it := shape(ev, a, primary)
 		it.Y = top + markY
 		it.Tip = tip(ev, a)
 		if it.Label != "" {
@@ -151,8 +152,26 @@ func failLabel(it item, text string, width, bottom float64) failView {
 	return f
 }
 
-// shape says how an event is drawn.
-func shape(ev evidence.Event, a axis) item {
+// primaryKind is the kind of the step's primary objects, as the check's
+// evidence names it ("EdgeRoute" of "EdgeRoute ns/name"): the kind of the
+// objects its status writes are of and its route actions act on. Empty
+// when the check saw neither.
+func primaryKind(events []evidence.Event) string {
+	for _, ev := range events {
+		switch {
+		case ev.Kind == evidence.Status,
+			ev.Trigger == evidence.RouteCreated, ev.Trigger == evidence.RouteEdited, ev.Trigger == evidence.RouteDeleted:
+			if kind, _, ok := strings.Cut(ev.Object, " "); ok {
+				return kind
+			}
+		}
+	}
+	return ""
+}
+
+// shape says how an event is drawn; an object of the primary kind is
+// labelled without its kind, which every status mark shares.
+func shape(ev evidence.Event, a axis, primary string) item {
 	it := item{X: a.X(ev.At)}
 	bad := ""
 	if ev.Bad {
@@ -176,7 +195,10 @@ func shape(ev evidence.Event, a axis) item {
 	case evidence.Status:
 		it.Shape, it.Class, it.Label = "diamond", "status "+statusClass(ev), conditionsLabel(ev.Text)
 	case evidence.Object:
-		it.Shape, it.Class, it.Label = "dot", "object", strings.TrimPrefix(ev.Text, "EdgeRoute ")
+		it.Shape, it.Class, it.Label = "dot", "object", ev.Text
+		if primary != "" {
+			it.Label = strings.TrimPrefix(ev.Text, primary+" ")
+		}
 	case evidence.Reconcile:
 		n := 0
 		for _, c := range ev.Count {

@@ -3,6 +3,7 @@ package timeline
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,26 @@ func TestOfflineCheckCatchesWhatReachesOut(t *testing.T) {
 	}
 	if p := offline("log: dataplane http://127.0.0.1:4567/v1 default-src 'none'"); len(p) > 0 {
 		t.Errorf("a loopback address in a log line counts as off the machine: %q", p)
+	}
+}
+
+// TestAnObjectOfThePrimaryKindIsLabelledWithoutItsKind: the kind the
+// check's route actions name is left out of its objects' labels, whatever
+// the step calls it; another kind's objects keep theirs.
+func TestAnObjectOfThePrimaryKindIsLabelledWithoutItsKind(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	events := []evidence.Event{
+		{At: at(0), Source: evidence.Harness, Kind: evidence.Action, Trigger: evidence.RouteCreated, Object: "Widget ns/w", Text: "creating Widget w"},
+		{At: at(5), Source: evidence.APIServer, Kind: evidence.Object, Object: "Widget ns/w", Text: "Widget w exists (generation 1)"},
+		{At: at(9), Source: evidence.APIServer, Kind: evidence.Object, Object: "Service ns/s", Text: "Service s created"},
+	}
+	var labels []string
+	for _, it := range draw(events, time.Second).Items {
+		if it.Class == "object" {
+			labels = append(labels, it.Label)
+		}
+	}
+	if want := []string{"w exists (generation 1)", "Service s created"}; !slices.Equal(labels, want) {
+		t.Errorf("object labels %q, want %q", labels, want)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/steptest"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // root is the workbook root, seen from harness/watch.
@@ -192,6 +193,7 @@ const (
 // TestWatchRerunsOnEverySave is the learner's loop end to end: the first
 // verdict, a compile error, a behavioural defect, its fix, and Ctrl-C.
 func TestWatchRerunsOnEverySave(t *testing.T) {
+	testenv.Needs(t, testenv.Cluster)
 	s := startWatch(t, "crd-schema,missing-service,self-heal")
 
 	section, headline, _ := s.waitRun(1, firstRun)

@@ -21,7 +21,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	root := fs.String("root", ".", "the workbook root (where go.work is)")
 	stepDir := fs.String("step", steps.Default().SolutionDir, "the step module to measure, relative to the root")
-	routes := fs.String("routes", "100,1000,5000", "comma-separated numbers of EdgeRoutes to measure")
+	routes := fs.String("routes", "100,1000,5000", "comma-separated numbers of routes (objects of the step's primary kind) to measure")
 	repeat := fs.Int("repeat", 3, "measure each N this many times: the median run, and the spread of the headline figures")
 	latency := fs.Int("latency-routes", 100, "how many Service creations and spec edits the latency figures time")
 	workers := fs.Int("workers", 4, "passed as --"+bench.WorkersFlag+" when the controller has that flag (0: never)")

@@ -112,7 +112,7 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	}
 	g := tree.Grading
 	fmt.Printf("gw10: grading %s/ of %s at %s (%.12s) in the upstream at %s (%.12s)\n",
-		f.step, g.Submission.Repository, g.Submission.Ref, g.Submission.Commit, g.Upstream.Ref, g.Upstream.Commit)
+		f.step, report.Inline(g.Submission.Repository), report.Inline(g.Submission.Ref), g.Submission.Commit, report.Inline(g.Upstream.Ref), g.Upstream.Commit)
 	if sb != nil {
 		fmt.Printf("gw10: learner code runs in the sandbox as %s\n", sb.User())
 	}
@@ -248,7 +248,7 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 	}
 	if len(foreign) > 0 {
 		tree.Refuse(fmt.Sprintf("%s/ imports packages from outside its module and the workbook's requirements:\n  - %s",
-			f.step, strings.Join(foreign, "\n  - ")))
+			f.step, strings.Join(inline(foreign), "\n  - ")))
 		return gradeTree(ctx, f, tree, lc)
 	}
 	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
@@ -294,6 +294,16 @@ func solutionDirs() []string {
 	var out []string
 	for _, st := range steps.All() {
 		out = append(out, filepath.ToSlash(st.SolutionDir))
+	}
+	return out
+}
+
+// inline is each of items on one line (report.Inline): an item of a list a
+// reason gives cannot pass for two.
+func inline(items []string) []string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = report.Inline(s)
 	}
 	return out
 }

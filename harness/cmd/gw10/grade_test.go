@@ -15,6 +15,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // workbook is the real workbook root, seen from harness/cmd/gw10: the
@@ -170,9 +171,7 @@ func TestARunThatCannotStartLeavesNoReports(t *testing.T) {
 // everything: the grade is the skeleton's, the edits are listed as ignored,
 // the role as drift, and the fork's files are untouched.
 func TestATamperedSubmissionGetsItsOwnGrade(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a full grading run on envtest")
-	}
+	testenv.Needs(t, testenv.Cluster) // a full grading run
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 	readFile := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(workbook, name))

@@ -39,6 +39,14 @@ func gradeCommand(ctx context.Context, args []string) error {
 	if commit == sourceCommit {
 		return runGradeAs(ctx, args, sourceCommit)
 	}
+	return handOverToCleanGrader(ctx, root, commit, "grade", args)
+}
+
+// handOverToCleanGrader builds the grader from a clean export of commit
+// (cleanGrader, kept under the user's cache) and replaces this process with
+// it, running the same subcommand with the same arguments: `gw10 grade` and
+// `gw10 gradebook` grade with the upstream commit's checks only.
+func handOverToCleanGrader(ctx context.Context, root, commit, subcommand string, args []string) error {
 	fmt.Printf("gw10: building the grader from a clean export of the upstream at %.12s (not from the working tree) ...\n", commit)
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -48,7 +56,7 @@ func gradeCommand(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("building the grader from %.12s: %w", commit, err)
 	}
-	argv := append([]string{bin, "grade"}, args...)
+	argv := append([]string{bin, subcommand}, args...)
 	env := append(os.Environ(), graderReexecEnv+"=1")
 	return fmt.Errorf("starting the grader built from %.12s: %w", commit, syscall.Exec(bin, argv, env))
 }

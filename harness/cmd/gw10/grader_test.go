@@ -10,6 +10,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/grade"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestTheGraderIsBuiltFromTheCommitItNames: a file planted in a checkout's
@@ -17,9 +18,7 @@ import (
 // is not in the grader built for the checkout's HEAD; the binary is stamped
 // with that commit, kept by commit, and runs.
 func TestTheGraderIsBuiltFromTheCommitItNames(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the harness")
-	}
+	testenv.Long(t, "builds the harness")
 	up := filepath.Join(t.TempDir(), "upstream")
 	git(t, filepath.Dir(up), "clone", "-q", workbook, up)
 	planted := filepath.Join(up, "harness", "cmd", "gw10", "planted.go")

@@ -110,7 +110,11 @@ func questionHint(st step.Step, q step.Question) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s#%s)\n\n%s\n\n", q.ID, st.Chapter, q.ID, q.Text)
 	if q.Answer == "" {
-		b.WriteString("The chapter links no answer: what it shows you answers it (its timelines, and your own reports/timeline.html after make check).\n")
+		if where := st.EvidenceFor(q.ID); where != "" {
+			fmt.Fprintf(&b, "No written answer: the evidence has it. Write your answer down first, then look at\n  %s.\n", where)
+		} else {
+			fmt.Fprintf(&b, "No written answer: %s#%s says what to run or read.\n", st.Chapter, q.ID)
+		}
 	} else {
 		fmt.Fprintf(&b, "Write your answer down first. Then compare: %s\n", q.Answer)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steps"
 )
 
 // TestAHintTeachesTheDesignOnlyWhenAskedTwice: make hint ID=<check> says
@@ -27,5 +30,44 @@ func TestAHintTeachesTheDesignOnlyWhenAskedTwice(t *testing.T) {
 	q := questionHint(st, qs[0])
 	if !strings.Contains(q, qs[0].Text) || !strings.Contains(q, "docs/step09-answers.md#why") || !strings.Contains(q, "Write your answer down first") {
 		t.Errorf("a question's hint:\n%s", q)
+	}
+}
+
+// TestAQuestionWithNoWrittenAnswerSaysWhereItsEvidenceIs: make hint
+// ID=q-… for a question the answers file does not answer prints that
+// question's own evidence pointer, not a stock sentence; a question the
+// step names no evidence for points at its place in the chapter.
+func TestAQuestionWithNoWrittenAnswerSaysWhereItsEvidenceIs(t *testing.T) {
+	st := step.Step{Chapter: "docs/step09.md", Evidence: []step.QuestionEvidence{
+		{Question: "q-twice", Where: "task 4's run: your controller's log around the one spec change"},
+	}}
+	twice := questionHint(st, step.Question{ID: "q-twice", Text: "How many pushes for one change, and why?"})
+	if !strings.Contains(twice, "task 4's run: your controller's log around the one spec change") || strings.Contains(twice, "timeline") {
+		t.Errorf("q-twice's hint must give its own evidence:\n%s", twice)
+	}
+	other := questionHint(st, step.Question{ID: "q-other", Text: "Why does watching the referenced Service matter?"})
+	if !strings.Contains(other, "docs/step09.md#q-other") {
+		t.Errorf("a question with no evidence named must point at its place in the chapter:\n%s", other)
+	}
+}
+
+// TestEveryQuestionOfTheWorkbooksChapterGetsItsOwnHint: make hint for each
+// question of the default step's chapter names either its written answer or
+// its own evidence, never the chapter's place alone.
+func TestEveryQuestionOfTheWorkbooksChapterGetsItsOwnHint(t *testing.T) {
+	st := steps.Default()
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", st.Chapter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := step.Questions(st.Chapter, string(text))
+	if len(qs) < 10 {
+		t.Fatalf("%s asks %d questions", st.Chapter, len(qs))
+	}
+	for _, q := range qs {
+		h := questionHint(st, q)
+		if q.Answer == "" && !strings.Contains(h, st.EvidenceFor(q.ID)) || st.EvidenceFor(q.ID) == "" && q.Answer == "" {
+			t.Errorf("%s: no answer and no evidence of its own:\n%s", q.ID, h)
+		}
 	}
 }

@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gmtext "github.com/yuin/goldmark/text"
 	"golang.org/x/tools/txtar"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -23,6 +27,7 @@ import (
 	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/sandbox"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/testenv"
 )
 
 // TestMain makes this test binary the sandbox's helper too: the grades
@@ -44,8 +49,11 @@ func TestMain(m *testing.M) {
 //	unit: pass | fail | none    the unit-test stage's verdict (none: it never ran)
 //	report: <text>              the reports must say this (repeatable)
 //	absent: <path>              a marker the attack tries to create (repeatable)
+//	never: <text>               the reports must not say this (repeatable)
 //	sandbox: off                grade it unsandboxed (the last guards)
 //	unit-wall: <duration>       the unit tests' wall-time limit
+//	large: <path> <bytes>       a file of that many zero bytes (repeatable;
+//	                            git compresses it to almost nothing)
 //	-- <path in step01/> --     a file added or replaced
 //	-- <path>:old -- / :new --  an edit (the old text occurs exactly once)
 //
@@ -60,10 +68,12 @@ type attack struct {
 	points       int
 	unit         report.Status
 	reports      []string
+	never        []string
 	absent       []string
 	unsandboxed  bool
 	unitWall     time.Duration
 	files, edits map[string]string // edits: path -> old, files[path] the new text
+	large        map[string]int64  // path -> size, zeros
 }
 
 func loadAttacks(t *testing.T) []attack {
@@ -78,7 +88,7 @@ func loadAttacks(t *testing.T) []attack {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := attack{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string]string{}, edits: map[string]string{}, points: -1}
+		a := attack{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), files: map[string]string{}, edits: map[string]string{}, large: map[string]int64{}, points: -1}
 		var doc []string
 		for _, l := range strings.Split(string(ar.Comment), "\n") {
 			k, v, ok := strings.Cut(l, ": ")
@@ -93,12 +103,17 @@ func loadAttacks(t *testing.T) []attack {
 				a.unit = report.Status(v)
 			case ok && k == "report":
 				a.reports = append(a.reports, v)
+			case ok && k == "never":
+				a.never = append(a.never, v)
 			case ok && k == "absent":
 				a.absent = append(a.absent, v)
 			case ok && k == "sandbox" && v == "off":
 				a.unsandboxed = true
 			case ok && k == "unit-wall":
 				a.unitWall, err = time.ParseDuration(v)
+			case ok && k == "large":
+				name, size, _ := strings.Cut(v, " ")
+				a.large[name], err = strconv.ParseInt(size, 10, 64)
 			default:
 				doc = append(doc, l)
 			}
@@ -130,13 +145,12 @@ const (
 )
 
 func TestHostileSubmissions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("grades on envtest")
-	}
+	testenv.Needs(t, testenv.Cluster)
+	testenv.Needs(t, testenv.Sandbox)
 	attacks := loadAttacks(t)
 	probe, err := sandbox.Open(context.Background(), sandbox.Options{})
 	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("SKIPPED, THE HOSTILE-SUBMISSION SUITE DID NOT RUN: %v", err)
+		testenv.Missing(t, testenv.Sandbox, err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -344,6 +358,19 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 			t.Fatal(err)
 		}
 	}
+	for name, size := range a.large {
+		p := filepath.Join(dir, st.Dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(p)
+		if err == nil {
+			err = errors.Join(f.Truncate(size), f.Close())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-qm", "the learner's work")
 
@@ -382,6 +409,14 @@ func gradeAttack(t *testing.T, upstream string, a attack) {
 			t.Errorf("the reports do not say %q\n%s", w, r.markdown)
 		}
 	}
+	for _, w := range a.never {
+		if strings.Contains(all, w) {
+			t.Errorf("the reports say %q\n%s", w, r.markdown)
+		}
+	}
+	if n := markdownHeadings(t, r.markdown); n != 1 {
+		t.Errorf("summary.md has %d headings, want the grader's one\n%s", n, r.markdown)
+	}
 	for _, secret := range []string{plantedToken, plantedGitconfig, plantedGitRepo} {
 		if strings.Contains(all, secret) {
 			t.Errorf("a planted credential reached the reports: %s\n%s", secret, r.markdown)
@@ -410,4 +445,33 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// markdownHeadings counts the headings of md as GitHub renders it
+// (CommonMark with its extensions), and fails on an HTML comment: whatever
+// a submission chose is text in summary.md.
+func markdownHeadings(t *testing.T, md string) int {
+	t.Helper()
+	src := []byte(md)
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gmtext.NewReader(src))
+	n := 0
+	_ = ast.Walk(doc, func(node ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch node := node.(type) {
+		case *ast.Heading:
+			n++
+		case *ast.HTMLBlock:
+			if node.HTMLBlockType == ast.HTMLBlockType2 {
+				t.Errorf("summary.md holds an HTML comment")
+			}
+		case *ast.RawHTML:
+			if strings.HasPrefix(string(node.Segments.Value(src)), "<!--") {
+				t.Errorf("summary.md holds an HTML comment")
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return n
 }

@@ -33,7 +33,7 @@ func kindBackend(ctx context.Context, f checkFlags, opts *runner.Options) error 
 // fullCommands are the subcommands only bin/gw10-full has (see checkonly.go).
 func fullCommands() map[string]command {
 	return map[string]command{
-		"bench":      {"measure how a step's controller scales with the number of EdgeRoutes, against the API server's own limit", runBench},
+		"bench":      {"measure how a step's controller scales with the number of its routes, against the API server's own limit", runBench},
 		"kind-image": {"build the kind node image from the Go module proxy and Debian packages (no registry needed)", runKindImage},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/10xdev/gw10/harness/report"
 	"github.com/10xdev/gw10/harness/sandbox"
 )
 
@@ -33,6 +34,7 @@ func commands() map[string]command {
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
 		"watch":         {"run the checks again on every save of the step, on a control plane kept up between runs", runWatch},
 		"grade":         {"grade a submission's learner module in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", gradeCommand},
+		"gradebook":     {"grade a roster of submissions (--roster; each as grade does, those graded before by this grader skipped) into gradebook.csv and .html; merge <dirs>: the gradebook of grades made elsewhere", gradebookCommand},
 		"skeleton":      {"regenerate each step's learner module from its solution (overwrites it)", runSkeleton},
 		"diff":          {"show the learner's module (--step, or --submission's at --ref) against the solution, or --against skeleton: what the learner changed", runDiff},
 		"template":      {"write a learner's copy of the workbook (no solutions/, no answer key) as a new git repository", runTemplate},
@@ -79,7 +81,9 @@ func main() {
 	case errors.As(err, &ee):
 		os.Exit(ee.code)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "gw10 %s: %v\n", os.Args[1], err)
+		// An error may quote what a submission chose (a file name, git's
+		// message about its repository): text, never terminal commands.
+		fmt.Fprintf(report.PlainText(os.Stderr), "gw10 %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
 }

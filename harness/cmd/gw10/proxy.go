@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/10xdev/gw10/harness/proxy"
 )
@@ -22,7 +23,8 @@ func runProxy(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("stand-in proxy at %s: run the controller with ARGS=\"--dataplane-url=%s\"; "+
-		"curl %s/v1/routes shows its table. Ctrl-C stops it.\n", p.URL(), p.URL(), p.URL())
+		"curl %s/v1/routes shows its table. Each push, withdraw and listing it answers is logged below. Ctrl-C stops it.\n", p.URL(), p.URL(), p.URL())
+	p.SetLog(os.Stdout)
 	<-ctx.Done()
 	return p.Close()
 }

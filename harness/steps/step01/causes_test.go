@@ -66,9 +66,6 @@ func TestTheFanoutCauseReadsWhatReachedEachRoute(t *testing.T) {
 // than maxRetryRate after the first second are a tight loop; without the
 // late pushes there is no evidence, and no cause.
 func TestTheRetryRateCauseReadsTheRefusedPushes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("pushes over a second and a half")
-	}
 	for _, late := range []bool{true, false} {
 		ct, do := causeT(t)
 		r := ct.Route("nacked", "s")

@@ -30,7 +30,11 @@ var designWords = []string{
 
 // taughtFields are the composite-literal fields whose text is printed only
 // on demand (make hint).
-var taughtFields = map[string]bool{"LongHint": true, "Rule": true}
+// taughtFields hold texts a learner asks for: a check's design advice
+// (make hint MORE=1), a clause's rule, and a chapter question's ID and where
+// its evidence is (make hint ID=q-…: the chapter already asks it, design
+// words and all).
+var taughtFields = map[string]bool{"LongHint": true, "Rule": true, "Question": true, "Where": true}
 
 // TestLearnerTextsObserveAndDoNotTeach reads every string the checks, the
 // step's descriptor and the terminal report can print for a learner (the

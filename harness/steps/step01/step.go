@@ -34,6 +34,7 @@ func Step() step.Step {
 		Watched:     []schema.GroupVersionKind{serviceGVK},
 		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
 		HandRun:     handRun(),
+		Evidence:    questionEvidence(),
 		UnitTests:   "^TestConditionsFor$",
 		UnitPackage: "./internal/controller",
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -150,5 +152,34 @@ func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
 			t.Errorf("%s: Routes = %v, want an error", name, keys)
 		}
 		srv.Close()
+	}
+}
+
+// TestEveryPushAndWithdrawIsLoggedWithItsAnswer: make run's log shows each
+// request the proxy was sent, on the logger of the reconcile's context.
+func TestEveryPushAndWithdrawIsLoggedWithItsAnswer(t *testing.T) {
+	refuse := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse {
+			http.Error(w, "busy: try again", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	h, _ := NewHTTP(srv.URL, time.Second)
+	var lines []string
+	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}))
+	_ = h.Program(ctx, route())
+	_ = h.Remove(ctx, types.NamespacedName{Namespace: "shop", Name: "web"})
+	refuse = true
+	_ = h.Remove(ctx, types.NamespacedName{Namespace: "shop", Name: "web"})
+	want := []string{
+		`"level"=0 "msg"="data plane: push" "route"="shop/web" "answer"="ACK" "generation"=3`,
+		`"level"=0 "msg"="data plane: withdraw" "route"="shop/web" "answer"="withdrawn"`,
+		`"level"=0 "msg"="data plane: withdraw" "route"="shop/web" "answer"="proxy NACKed the route (HTTP 503): busy: try again"`,
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("the log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

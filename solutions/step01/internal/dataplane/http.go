@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -48,12 +49,14 @@ func NewHTTP(baseURL string, timeout time.Duration) (*HTTP, error) {
 }
 
 // Program pushes the EdgeRoute's route.
-func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
-	body, err := json.Marshal(RouteFor(er))
+func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) (err error) {
+	route, key := RouteFor(er), types.NamespacedName{Namespace: er.Namespace, Name: er.Name}
+	defer func() { logAnswer(ctx, "data plane: push", "ACK", key, err, "generation", route.Generation) }()
+	body, err := json.Marshal(route)
 	if err != nil {
 		return fmt.Errorf("encoding route: %w", err)
 	}
-	resp, err := h.do(ctx, http.MethodPut, types.NamespacedName{Namespace: er.Namespace, Name: er.Name}, body)
+	resp, err := h.do(ctx, http.MethodPut, key, body)
 	if err != nil {
 		return err
 	}
@@ -65,7 +68,8 @@ func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) error {
 }
 
 // Remove withdraws the route; a 404 means it is already gone.
-func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) error {
+func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error) {
+	defer func() { logAnswer(ctx, "data plane: withdraw", "withdrawn", key, err) }()
 	resp, err := h.do(ctx, http.MethodDelete, key, nil)
 	if err != nil {
 		return err
@@ -121,6 +125,19 @@ func (h *HTTP) do(ctx context.Context, method string, key types.NamespacedName, 
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	return resp, nil
+}
+
+// logAnswer logs a push or a withdraw with the proxy's answer (ok when it
+// succeeded, else the error) on the logger
+// controller-runtime puts in each reconcile's context (the controller, the
+// EdgeRoute, the reconcileID), so that make run's log shows every request
+// the proxy was sent, as the logging data plane's does.
+func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, err error, keysAndValues ...any) {
+	answer := ok
+	if err != nil {
+		answer = err.Error()
+	}
+	logr.FromContextOrDiscard(ctx).Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
 }
 
 func nackFrom(resp *http.Response) error {

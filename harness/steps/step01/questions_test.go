@@ -1,0 +1,123 @@
+package step01
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/10xdev/gw10/harness/step"
+)
+
+// TestEveryUnansweredQuestionSaysWhereItsEvidenceIs: every question of the
+// chapter that links no written answer has its own evidence pointer (make
+// hint ID=<question> prints it), every pointer belongs to such a question,
+// and the chapter anchors a pointer names exist.
+func TestEveryUnansweredQuestionSaysWhereItsEvidenceIs(t *testing.T) {
+	st := Step()
+	root := filepath.Join("..", "..", "..")
+	text, err := os.ReadFile(filepath.Join(root, st.Chapter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := step.Questions(st.Chapter, string(text))
+	var ids []string
+	for _, q := range questions {
+		ids = append(ids, q.ID)
+		where := st.EvidenceFor(q.ID)
+		has := where != ""
+		switch {
+		case q.Answer == "" && !has:
+			t.Errorf("%s links no written answer and has no evidence pointer: add one to questionEvidence (harness/steps/step01/questions.go)", q.ID)
+		case q.Answer != "" && has:
+			t.Errorf("%s has a written answer (%s) and an evidence pointer too: drop the pointer", q.ID, q.Answer)
+		case has && len(where) < 40:
+			t.Errorf("%s's evidence pointer says too little: %q", q.ID, where)
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range st.Evidence {
+		if !slices.Contains(ids, e.Question) {
+			t.Errorf("questionEvidence names %s, which %s does not ask", e.Question, st.Chapter)
+		}
+		if seen[e.Question] {
+			t.Errorf("questionEvidence names %s twice", e.Question)
+		}
+		seen[e.Question] = true
+	}
+	// Every docs/<file>.md#<anchor> a pointer names resolves.
+	ref := regexp.MustCompile(`docs/([a-z0-9-]+\.md)(#[a-z0-9-]+)?`)
+	for _, e := range st.Evidence {
+		id, where := e.Question, e.Where
+		for _, m := range ref.FindAllStringSubmatch(where, -1) {
+			doc, err := os.ReadFile(filepath.Join(root, "docs", m[1]))
+			if err != nil {
+				t.Errorf("%s's evidence names docs/%s: %v", id, m[1], err)
+				continue
+			}
+			if m[2] != "" && !hasAnchor(string(doc), m[2][1:]) {
+				t.Errorf("%s's evidence names docs/%s%s, which has no such anchor", id, m[1], m[2])
+			}
+		}
+		for _, a := range regexp.MustCompile(`, (#[a-z0-9-]+)`).FindAllStringSubmatch(where, -1) {
+			if !hasAnchor(string(text), a[1][1:]) {
+				t.Errorf("%s's evidence names %s%s, which has no such anchor", id, st.Chapter, a[1])
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether a Markdown text has an explicit anchor id or a
+// heading whose GitHub slug is id.
+func hasAnchor(doc, id string) bool {
+	if strings.Contains(doc, `<a id="`+id+`"></a>`) {
+		return true
+	}
+	punct := regexp.MustCompile(`[^\p{L}\p{N}\- ]`)
+	for _, line := range strings.Split(doc, "\n") {
+		if h, ok := strings.CutPrefix(line, "#"); ok {
+			slug := strings.ReplaceAll(punct.ReplaceAllString(strings.ToLower(strings.TrimSpace(strings.TrimLeft(h, "#"))), ""), " ", "-")
+			if slug == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestTheChaptersLinksResolve: every link of the chapter and its answers to
+// an anchor (in the same file, in another doc, in README) names one that
+// exists, so that moving a section (the main path, Going further) breaks no
+// "see …" of the text.
+func TestTheChaptersLinksResolve(t *testing.T) {
+	st := Step()
+	root := filepath.Join("..", "..", "..")
+	link := regexp.MustCompile(`\]\(([^)\s#]*)#([^)\s]+)\)`)
+	links := 0
+	for _, name := range []string{st.Chapter, strings.TrimSuffix(st.Chapter, ".md") + "-answers.md"} {
+		text, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+			links++
+			target := filepath.Join(root, filepath.Dir(name), m[1])
+			if m[1] == "" {
+				target = filepath.Join(root, name)
+			}
+			doc, err := os.ReadFile(target)
+			if err != nil {
+				t.Errorf("%s links to %s#%s: %v", name, m[1], m[2], err)
+				continue
+			}
+			if !hasAnchor(string(doc), m[2]) {
+				t.Errorf("%s links to %s#%s, which has no such anchor", name, m[1], m[2])
+			}
+		}
+	}
+	if links < 10 {
+		t.Errorf("found %d links to anchors: has the link syntax changed?", links)
+	}
+}
