@@ -25,10 +25,12 @@ type activity struct {
 	last *ctrlproc.Metrics
 	// quiet reads the scrapes by the harness's one rule of idleness.
 	quiet ctrlproc.Quiet
-	// newest is the last scrape's finished reconciles by result: whether a
-	// retry may wait in the queue (delayed items are not in workqueue_depth)
-	// is read from it, by pendingTimer.
-	newest map[string]int
+	// retryAt is when the newest scrape that saw a reconcile ask for a
+	// retry (an error, Requeue, RequeueAfter) was read: a retry may wait in
+	// the queue until a fair retry's bound after it (delayed items are not
+	// in workqueue_depth), whatever other reconciles finished since
+	// (sinceRetry).
+	retryAt time.Time
 	// busySince is the first of the scrapes, up to the newest, that all saw
 	// a worker busy and no reconcile finished (zero when the newest did not).
 	busySince time.Time
@@ -104,8 +106,10 @@ func (a *activity) scrape(ctx context.Context) {
 		a.busySince = now
 	}
 	a.last = &m
+	if retries(delta) > 0 {
+		a.retryAt = now
+	}
 	if len(delta) > 0 {
-		a.newest = delta
 		ev := evidence.Event{At: now, Source: evidence.Controller, Kind: evidence.Reconcile, Count: delta, Text: describeDelta(delta)}
 		ev.Bad = delta["error"] > 0
 		a.t.Record.Add(ev)
@@ -165,21 +169,17 @@ func resultList(d map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// idle reports how long the controller has been seen doing no work (from
-// its last work to the newest scrape that still showed none: a scrape that is
-// late on a loaded machine proves nothing about the time since), and whether
-// it may be waiting on a timer. Unknown (no scrape yet, or a failed one) is 0.
-func (a *activity) idle() (time.Duration, bool) {
-	return a.quietSince(time.Time{}), a.pendingTimer()
-}
-
-// pendingTimer: the newest reconciles asked for a retry (error, Requeue,
-// RequeueAfter), which may still wait in the queue. Waits read it, and err
-// on waiting longer.
-func (a *activity) pendingTimer() bool {
+// sinceRetry is how long before now the scrapes last saw a reconcile ask
+// for a retry, and whether they ever did. A retry of one route waits in the
+// queue however many reconciles of other routes succeed meanwhile: the
+// newest result alone does not tell that nothing is pending.
+func (a *activity) sinceRetry(now time.Time) (time.Duration, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return retries(a.newest) > 0
+	if a.retryAt.IsZero() {
+		return 0, false
+	}
+	return now.Sub(a.retryAt), true
 }
 
 func retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }

@@ -14,9 +14,11 @@ import (
 // idle for Timeouts.Settle (nothing queued or running, no reconcile, no retry
 // pending): such a controller has reacted to everything it will react to, so
 // a learner's failing check answers in seconds, not after every timeout. A
-// controller whose last reconcile asked for a retry (an error, Requeue,
-// RequeueAfter) is waiting on a timer, not idle: the wait then gives up only
-// after Timeouts.TimerSettle without a reconcile.
+// controller with a reconcile that asked for a retry (an error, Requeue,
+// RequeueAfter) less than Timeouts.TimerSettle ago may be waiting on a timer
+// (a RequeueAfter up to the contract's fair 10 s, Q-BACKOFF), not idle, even
+// if reconciles of other routes succeeded since: the wait then gives up only
+// once that retry's time has passed too.
 //
 // It ends at once when the evidence proves the wait cannot succeed (see
 // doom.go): a refused write of the status, a panic loop, a hot loop; a wait
@@ -59,9 +61,10 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 			return nil
 		}
 		var why string
-		_, timer := t.activity.idle()
 		quiet := t.activity.quietSince(start)
 		now := time.Now()
+		sinceRetry, retried := t.activity.sinceRetry(now)
+		timer := retried && sinceRetry < t.Timeouts.TimerSettle
 		d, doomed := t.doomed(ctx, now)
 		if !doomed && proof != nil {
 			d, doomed = proof(now)
@@ -89,9 +92,7 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 				t.Timeouts.PatientSettle)
 		case patient:
 		case !timer && t.Timeouts.Settle > 0 && quiet >= t.Timeouts.Settle:
-			why = fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
-		case timer && t.Timeouts.TimerSettle > 0 && quiet >= t.Timeouts.TimerSettle:
-			why = fmt.Sprintf("the controller's last reconcile asked for a retry, and none came within %s", t.Timeouts.TimerSettle)
+			why = idleWhy(quiet, retried, t.Timeouts.TimerSettle)
 		}
 		if why != "" {
 			t.explainWait(doomed)
@@ -102,6 +103,16 @@ func (t *T) converges(ctx context.Context, within time.Duration, what string, co
 		case <-time.After(t.Timeouts.Poll):
 		}
 	}
+}
+
+// idleWhy says why a wait ended on an idle controller: idle for quiet, and,
+// if a reconcile had asked for a retry (retried), more than timerSettle ago.
+func idleWhy(quiet time.Duration, retried bool, timerSettle time.Duration) string {
+	why := fmt.Sprintf("the controller went idle for %s without getting there", quiet.Round(100*time.Millisecond))
+	if retried {
+		why += fmt.Sprintf(" (the last reconcile that asked for a retry finished over %s ago: a retry must come within %s)", timerSettle, timerSettle)
+	}
+	return why
 }
 
 // proxyQuietSince is how long, by now, the proxy has had no request (of

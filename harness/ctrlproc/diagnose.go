@@ -63,6 +63,14 @@ func Diagnose(s Snapshot) []Finding {
 			})
 		}
 	}
+	if first(s.Log, "unable to find leader election namespace") != "" {
+		out = append(out, Finding{
+			Cause: "leader election out of a cluster needs a namespace: controller-runtime finds the Lease's namespace only inside a Pod " +
+				"(its service account's namespace file), and the manager's LeaderElectionNamespace is empty",
+			Hint: "set the manager's LeaderElectionNamespace, e.g. from the POD_NAMESPACE environment variable (the harness sets it to a namespace " +
+				"it makes for the Lease; a Deployment sets it from the Downward API), or keep --leader-elect off by default as the scaffold does",
+		})
+	}
 	if line := first(s.Log, "Observed a panic"); line != "" || (s.Metrics != nil && s.Metrics.Panics > 0) {
 		msg, ok := ReconcilePanic(line)
 		if !ok || msg == "" {

@@ -36,6 +36,12 @@ func TestDiagnose(t *testing.T) {
 			want: []string{"panicked and exited: panic: assignment to entry in nil map"},
 		},
 		{
+			name: "leader election without a namespace out of a cluster is named",
+			snap: Snapshot{Exited: true, ExitText: "before ready", Log: []string{"--- controller started (pid 7) ---",
+				"manager: creating manager: unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace"}},
+			want: []string{"controller exited", "leader election out of a cluster needs a namespace", "POD_NAMESPACE"},
+		},
+		{
 			name: "a plain exit says the exit status",
 			snap: Snapshot{Exited: true, ExitText: "exit status 1", Log: []string{"manager: creating manager: boom"}},
 			want: []string{"exited (exit status 1)"},

@@ -13,7 +13,8 @@ var logStartRE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T|[IWEF]\d{4} |--- |pani
 // Excerpt makes log lines readable in a failure report: every record's line
 // is kept whole, and the stack frames that zap and panics print after it are
 // folded, except frames in the workbook's own code (the learner's file and
-// line), which are what a reader needs.
+// line), which are what a reader needs. Only what looks like a frame is
+// folded: any other line (main's own error before it exits, say) is kept.
 func Excerpt(lines []string) []string {
 	var out []string
 	folded := 0
@@ -35,13 +36,36 @@ func Excerpt(lines []string) []string {
 			out = append(out, l)
 			keepNext = ownFrame(l)
 		case strings.TrimSpace(l) == "":
-		default:
+		case stackFrame(l):
 			folded++
+			keepNext = false
+		default:
+			flush()
+			out = append(out, l)
 			keepNext = false
 		}
 	}
 	flush()
 	return out
+}
+
+// stackFrame is a line of a Go stack trace: a frame's file and line (after
+// a tab), "created by …", or a frame's function, a package path and name
+// with no space before its arguments
+// ("sigs.k8s.io/controller-runtime/pkg/internal/controller.(*Controller[...]).Start",
+// "main.main()", "github.com/x/y.(*R).Reconcile({0x1a2b, 0xc0004}, …)").
+func stackFrame(l string) bool {
+	if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "created by ") || strings.HasPrefix(l, "...additional frames elided...") {
+		return true
+	}
+	fn := l // up to the arguments: the first "(" not a receiver's "pkg.(*T)"
+	for i := 1; i < len(l); i++ {
+		if l[i] == '(' && l[i-1] != '.' {
+			fn = l[:i]
+			break
+		}
+	}
+	return !strings.ContainsAny(fn, " \t") && strings.Contains(fn, ".")
 }
 
 // ownFrame is a stack frame line in the workbook's code (the learner's step).

@@ -1,6 +1,7 @@
 package ctrlproc
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,31 @@ func TestShortenCutsLongLinesAndExpandsTabs(t *testing.T) {
 	}
 	if got := Shorten(strings.Repeat("x", 20), 10); len([]rune(got)) != 10 || !strings.HasSuffix(got, "…") {
 		t.Errorf("Shorten = %q", got)
+	}
+}
+
+// TestExcerptKeepsALoneErrorLine: a line that is no stack frame (main's
+// own error before it exits, which matches no log record's start) is kept,
+// never folded as a frame; the frames of a panic after it still are.
+func TestExcerptKeepsALoneErrorLine(t *testing.T) {
+	lone := "manager: creating manager: unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace"
+	if got := Excerpt([]string{"--- controller started (pid 7) ---", lone, "--- controller exited: exit status 1 ---"}); !slices.Contains(got, lone) {
+		t.Errorf("the lone error line was not kept: %q", got)
+	}
+	for _, frame := range []string{
+		"sigs.k8s.io/controller-runtime/pkg/internal/controller.(*Controller[...]).reconcileHandler",
+		"\t/root/go/pkg/mod/sigs.k8s.io/controller-runtime@v0.25.2/pkg/internal/controller/controller.go:474",
+		"main.main()",
+		"k8s.io/client-go/tools/leaderelection.(*LeaderElector).Run(0xc000123, {0x1a2b3c, 0xc0004})",
+		"created by k8s.io/client-go/tools/cache.(*Reflector).Run in goroutine 12",
+	} {
+		if !stackFrame(frame) {
+			t.Errorf("%q is a stack frame", frame)
+		}
+	}
+	for _, line := range []string{lone, "error: exit status 1", "Error: unknown flag: --leader-elect"} {
+		if stackFrame(line) {
+			t.Errorf("%q was taken for a stack frame", line)
+		}
 	}
 }

@@ -34,6 +34,11 @@ type Config struct {
 	LogFile string
 	// Args are more flags for the controller (the bench's worker count).
 	Args []string
+	// LeaseNamespace, when set, is given to the controller as POD_NAMESPACE,
+	// the variable a Deployment sets from the Downward API: the namespace of
+	// its leader election's Lease, which controller-runtime cannot find out
+	// of a cluster on its own (LeaderElectionNamespace).
+	LeaseNamespace string
 	// Sandbox, when set, runs the controller as its user under Limits
 	// (Binary and Kubeconfig must be in its directory, see runner), and Kill
 	// kills every process of that user; nil runs it as this process's user.
@@ -73,14 +78,18 @@ func Start(ctx context.Context, cfg Config, log *Log) (*Process, error) {
 		"--dataplane-url=" + cfg.DataplaneURL,
 	}
 	args = append(args, cfg.Args...)
+	env := []string{"KUBECONFIG=" + cfg.Kubeconfig}
+	if cfg.LeaseNamespace != "" {
+		env = append(env, "POD_NAMESPACE="+cfg.LeaseNamespace)
+	}
 	var cmd *exec.Cmd
 	if cfg.Sandbox != nil {
 		// A session of its own, killed with the harness; see sandbox.
-		cmd = cfg.Sandbox.Command(sandbox.Spec{Path: cfg.Binary, Args: args, Env: []string{"KUBECONFIG=" + cfg.Kubeconfig}, Limits: cfg.Limits,
+		cmd = cfg.Sandbox.Command(sandbox.Spec{Path: cfg.Binary, Args: args, Env: env, Limits: cfg.Limits,
 			Connect: cfg.Connect, Serve: []string{metrics, probe}})
 	} else {
 		cmd = exec.Command(cfg.Binary, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg.Kubeconfig)
+		cmd.Env = append(os.Environ(), env...)
 		// Its own process group (a terminal's Ctrl-C reaches the harness, which
 		// stops it in order), and killed with the harness if the harness dies.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

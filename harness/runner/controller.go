@@ -10,6 +10,13 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/sandbox"
 )
@@ -22,6 +29,9 @@ type controller struct {
 	cfg   ctrlproc.Config
 	log   *ctrlproc.Log
 	ready time.Duration
+	// leases, when set, reads and deletes the Leases in cfg.LeaseNamespace
+	// (releaseLeases): a restart must not wait for a killed process's lease.
+	leases client.Client
 
 	mu   sync.Mutex
 	proc *ctrlproc.Process // the current process; replaced by Start
@@ -39,6 +49,9 @@ func (c *controller) current() *ctrlproc.Process {
 // that exits before it is ready for any other reason fails the start with
 // its last lines (*exitedEarly).
 func (c *controller) Start(ctx context.Context) error {
+	if c.current() != nil {
+		c.releaseLeases(ctx)
+	}
 	for attempt := 1; ; attempt++ {
 		since := time.Now()
 		p, err := ctrlproc.Start(ctx, c.cfg, c.log)
@@ -62,6 +75,46 @@ func (c *controller) Start(ctx context.Context) error {
 		}
 		return &exitedEarly{err: err, lines: lines}
 	}
+}
+
+// releaseLeases deletes the Leases a previous process of this handle took
+// in its lease namespace before a new one starts. That process is gone
+// (killed by a check, or exited), so it leads nothing; a Lease it did not
+// release (SIGKILL gives it no chance) would keep the new process waiting
+// out its duration (controller-runtime's default: 15 s) before it leads and
+// starts its workers, and every wait for its first reconciles would take
+// that for a controller that does nothing. In a cluster the same wait
+// follows a crash; the harness, which killed the holder, knows it is dead.
+func (c *controller) releaseLeases(ctx context.Context) {
+	if c.leases == nil || c.cfg.LeaseNamespace == "" {
+		return
+	}
+	if p := c.current(); p != nil {
+		if exited, _ := p.Exited(); !exited {
+			return // still running: its lease is its own
+		}
+	}
+	var leases coordinationv1.LeaseList
+	if err := c.leases.List(ctx, &leases, client.InNamespace(c.cfg.LeaseNamespace)); err != nil {
+		c.log.Mark(fmt.Sprintf("--- the harness could not list the Leases in %s to release the stopped controller's: %v ---", c.cfg.LeaseNamespace, err))
+		return
+	}
+	for i := range leases.Items {
+		l := &leases.Items[i]
+		if err := c.leases.Delete(ctx, l); err != nil && !apierrors.IsNotFound(err) {
+			c.log.Mark(fmt.Sprintf("--- the harness could not release Lease %s/%s of the stopped controller: %v ---", l.Namespace, l.Name, err))
+			continue
+		}
+		c.log.Mark(fmt.Sprintf("--- the harness released Lease %s/%s, held by the stopped controller (%s) ---", l.Namespace, l.Name, holder(l)))
+	}
+}
+
+// holder is a Lease's holder, as its spec names it.
+func holder(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		return "no holder"
+	}
+	return *l.Spec.HolderIdentity
 }
 
 // startAttempts bounds the starts of one Start (see ctrlproc.PortTaken).
@@ -219,8 +272,16 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		return err
 	}
 	r.onTeardown(func() { _ = log.Close() })
+	admin, err := r.adminClient()
+	if err != nil {
+		return err
+	}
+	leaseNS, err := r.leaseNamespace(ctx, admin)
+	if err != nil {
+		return err
+	}
 	cfg := ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
-		LogFile: filepath.Join(r.dir, "controller.log")}
+		LogFile: filepath.Join(r.dir, "controller.log"), LeaseNamespace: leaseNS}
 	if sb := r.opts.Sandbox; sb != nil {
 		// Copies the sandbox's user can read and not change; the run's own
 		// directory is closed to it.
@@ -239,7 +300,7 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		}
 		cfg.Connect = []string{r.apiserver, proxy}
 	}
-	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout}
+	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout, leases: admin}
 	r.onTeardown(func() {
 		if p := r.ctrl.current(); p != nil {
 			p.Stop(5 * time.Second)
@@ -254,6 +315,31 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		return fmt.Errorf("%w\n%s", err, r.describeStartFailure())
 	}
 	return r.waitForWorkers(ctx, r.ctrl, started)
+}
+
+// leaseNamespace makes the namespace the controller is told to keep its
+// leader election's Lease in (POD_NAMESPACE, see ctrlproc.Config): out of a
+// cluster, controller-runtime has no namespace of its own to put it in. A
+// controller that leaves leader election off never uses it.
+func (r *run) leaseNamespace(ctx context.Context, c client.Client) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "gw10-lease-",
+		Labels:       map[string]string{runLabel: "lease", cluster.ManagedLabel: "true"},
+	}}
+	if err := c.Create(ctx, ns); err != nil {
+		return "", fmt.Errorf("creating the namespace for the controller's leader election Lease: %w", err)
+	}
+	r.onTeardown(func() { // after the controller has stopped
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = c.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(ns.Name))
+		if r.backend.Outlives() {
+			cluster.DeleteNamespace(ctx, c, ns.Name)
+		} else {
+			_ = c.Delete(ctx, ns)
+		}
+	})
+	return ns.Name, nil
 }
 
 // forbiddenGrace is how long the start waits once a refused request shows.

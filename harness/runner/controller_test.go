@@ -15,6 +15,12 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
 	"github.com/10xdev/gw10/harness/ctrlproc"
 )
 
@@ -27,7 +33,10 @@ const fakeControllerEnv = "GW10_TEST_FAKE_CONTROLLER"
 // flags' addresses until SIGTERM. Its first start behaves as the directory's
 // "mode" file says: "port-taken" prints the manager's error for a metrics
 // port another process took and exits 1; "exit" prints a setup error and
-// exits 1 every time.
+// exits 1 every time; "leader-election" is a manager with leader election on
+// and its namespace from POD_NAMESPACE: without it, it prints main's lone
+// error line and exits 1, as controller-runtime's manager does out of a
+// cluster; with it, it writes the value to the directory's "pod-namespace".
 func maybeFakeController() {
 	dir := os.Getenv(fakeControllerEnv)
 	if dir == "" {
@@ -46,6 +55,11 @@ func maybeFakeController() {
 	case string(mode) == "port-taken" && len(starts) == 0:
 		fmt.Printf("%s\tERROR\tsetup\tproblem running manager\t{\"error\": \"failed to start metrics server: failed to create listener: listen tcp %s: bind: address already in use\"}\n", stamp, *metrics)
 		os.Exit(1)
+	case string(mode) == "leader-election" && os.Getenv("POD_NAMESPACE") == "":
+		fmt.Fprintln(os.Stderr, "manager: creating manager: unable to find leader election namespace: not running in-cluster, please specify LeaderElectionNamespace")
+		os.Exit(1)
+	case string(mode) == "leader-election":
+		_ = os.WriteFile(filepath.Join(dir, "pod-namespace"), []byte(os.Getenv("POD_NAMESPACE")), 0o644)
 	case string(mode) == "exit":
 		fmt.Printf("%s\tINFO\tsetup\tstarting manager\n", stamp)
 		fmt.Printf("%s\tERROR\tsetup\tunable to create controller\t{\"error\": \"no kind is registered for the type v1.EdgeRoute\"}\n", stamp)
@@ -135,5 +149,69 @@ func TestAControllerThatExitsBeforeReadyShowsItsLastLines(t *testing.T) {
 	}
 	if _, ok := errors.AsType[*exitedEarly](err); !ok {
 		t.Errorf("the error is a %T, want *exitedEarly (startController unwraps it)", err)
+	}
+}
+
+// A manager with leader election on and no namespace for its Lease exits
+// out of a cluster with one line of its own: the start's error shows that
+// line (never folded as a stack frame) and the diagnosis names the cause.
+// Given the namespace (Config.LeaseNamespace, as POD_NAMESPACE), it starts.
+func TestLeaderElectionGetsANamespaceOrNamesTheCause(t *testing.T) {
+	c, _ := fakeController(t, "leader-election")
+	t.Setenv("POD_NAMESPACE", "") // the harness's own environment gives it none
+	err := c.Start(context.Background())
+	if err == nil {
+		t.Fatal("the start succeeded without a namespace for the Lease")
+	}
+	if !strings.Contains(err.Error(), "unable to find leader election namespace") || strings.Contains(err.Error(), "stack frame") {
+		t.Errorf("the error does not show the controller's own line:\n%v", err)
+	}
+	var found bool
+	for _, f := range ctrlproc.Diagnose(ctrlproc.Snapshot{Exited: true, ExitText: "before ready", Log: c.log.Last(20)}) {
+		found = found || strings.Contains(f.Cause, "leader election out of a cluster needs a namespace")
+	}
+	if !found {
+		t.Errorf("the diagnosis does not name the cause; the log:\n%s", strings.Join(c.log.Last(20), "\n"))
+	}
+
+	c, dir := fakeController(t, "leader-election")
+	c.cfg.LeaseNamespace = "gw10-lease-x"
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("the start failed with a namespace for the Lease: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "pod-namespace")); string(got) != "gw10-lease-x" {
+		t.Errorf("the controller got POD_NAMESPACE=%q, want gw10-lease-x", got)
+	}
+}
+
+// A Lease left by a process the harness killed is released before the next
+// process starts (which would wait out its duration before leading); a
+// running process's Lease is never touched.
+func TestAKilledControllersLeaseIsReleasedBeforeTheNextStart(t *testing.T) {
+	c, _ := fakeController(t, "leader-election")
+	c.cfg.LeaseNamespace = "gw10-lease-x"
+	holder := "vm_dead"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "gw10-lease-x", Name: "edgeroute.net.10xdev.io"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	c.leases = fake.NewClientBuilder().WithObjects(lease).Build()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.releaseLeases(ctx)
+	if err := c.leases.Get(ctx, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{}); err != nil {
+		t.Fatalf("the running process's Lease was released: %v", err)
+	}
+	if err := c.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.leases.Get(ctx, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the killed process's Lease is still there (%v)", err)
+	}
+	if log := strings.Join(c.log.Last(20), "\n"); !strings.Contains(log, "released Lease gw10-lease-x/edgeroute.net.10xdev.io, held by the stopped controller (vm_dead)") {
+		t.Errorf("the log does not mark the release:\n%s", log)
 	}
 }

@@ -256,7 +256,13 @@ func (r *run) openLane(ctx context.Context, c client.WithWatch, chk checks.Check
 	cfg := r.ctrl.cfg
 	cfg.DataplaneURL, cfg.LogFile = p.URL(), logFile
 	cfg.Args = append(slices.Clone(cfg.Args), "--"+namespacesFlag+"="+strings.Join(l.made, ","))
-	l.ctrl = &controller{cfg: cfg, log: l.log, ready: controllerReadyTimeout}
+	// A Lease namespace of its own: the lanes' controllers run side by side,
+	// each the leader of its own Lease, whose renewals fall in no check's
+	// namespace (a quiet window counts the requests about its namespaces).
+	if cfg.LeaseNamespace, err = r.leaseNamespace(ctx, c); err != nil {
+		return fail(err)
+	}
+	l.ctrl = &controller{cfg: cfg, log: l.log, ready: controllerReadyTimeout, leases: r.ctrl.leases}
 	started := time.Now()
 	if err := l.ctrl.Start(ctx); err != nil {
 		return fail(fmt.Errorf("starting the check's controller: %w", err))

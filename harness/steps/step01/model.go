@@ -354,14 +354,16 @@ func covers(seq []op) map[string]bool {
 				got["a restart during a proxy outage"] = true
 			}
 		case opDeleteRoute:
-			if w.Down {
+			if w.Down && held(w, o.Route) {
 				got["a deletion during a proxy outage"] = true
 			}
 		case opDeleteRouteDown:
 			clear(gone)
-			got["a deletion while the controller is stopped"] = true
-			if w.Down {
-				got["a deletion during a proxy outage"] = true
+			if held(w, o.Route) {
+				got["a deletion while the controller is stopped"] = true
+				if w.Down {
+					got["a deletion during a proxy outage"] = true
+				}
 			}
 		}
 		w.apply(o)
@@ -373,6 +375,16 @@ func covers(seq []op) map[string]bool {
 		}
 	}
 	return got
+}
+
+// held: the proxy holds route, so deleting it has an effect a controller
+// must bring about (a withdraw). The model knows it of an acknowledged
+// route; a refused one may hold an older spec, which the model does not
+// track, so it does not count. A deletion of a route the proxy never held
+// asks for no withdraw, and reaches no deletion situation.
+func held(w *world, route string) bool {
+	r := w.Routes[route]
+	return r.Exists && r.Outcome == acked
 }
 
 // routesOn counts the existing routes that name each Service.
