@@ -2,26 +2,16 @@ package gradebook
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"github.com/10xdev/gw10/harness/testenv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/10xdev/gw10/harness/report"
 )
-
-// chromiumFlags run Debian's chromium headless as root, with nothing
-// fetched in the background (as the timeline's browser test does).
-var chromiumFlags = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--hide-scrollbars", "--window-size=1400,1400",
-}
 
 // Hostile strings a learner chooses: markup in a name, a path and a ref,
 // a check message that closes its <pre>, a right-to-left override.
@@ -92,17 +82,14 @@ func assertOffline(t *testing.T, html string) {
 // are in that order, both heat maps are drawn with each check's count, and
 // no learner string became an element.
 func TestTheGradebookInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed, so the gradebook was not opened in a browser (make test installs it: apt-get install chromium)")
-	}
+	chromium := testenv.Chromium(t)
 	dir := t.TempDir()
 	b := hostileBook()
 	_, page, err := b.Write(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom := runChromium(t, chromium, dir, "--dump-dom", "file://"+page+"#sort=-points")
+	dom := testenv.RunChromium(t, chromium, dir, "--window-size=1400,1400", "--dump-dom", "file://"+page+"#sort=-points")
 	for _, want := range []string{
 		`data-gradebook="ready"`, `data-sorted="-points"`, `aria-sort="descending"`,
 		`data-heatmap="checks"`, `data-heatmap="clauses"`,
@@ -137,7 +124,7 @@ func TestTheGradebookInChromium(t *testing.T) {
 		t.Errorf("sorted by points the rows are %v, want %v", order, want)
 	}
 	shot := filepath.Join(dir, "gradebook.png")
-	runChromium(t, chromium, dir, "--screenshot="+shot, "file://"+page)
+	testenv.RunChromium(t, chromium, dir, "--window-size=1400,1400", "--screenshot="+shot, "file://"+page)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("no screenshot of the page, or an empty one: %v", err)
 	}
@@ -145,30 +132,4 @@ func TestTheGradebookInChromium(t *testing.T) {
 		data, _ := os.ReadFile(shot)
 		_ = os.WriteFile(out, data, 0o644)
 	}
-}
-
-// runChromium runs headless chromium on a page with a fresh profile and
-// returns what it printed on stdout; a console message or an uncaught
-// error of the page fails the test.
-func runChromium(t *testing.T, chromium, dir string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	profile, err := os.MkdirTemp(dir, "profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := append(append([]string{"--user-data-dir=" + profile}, chromiumFlags...), args...)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, chromium, all...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
-			t.Errorf("the page logged: %s", l)
-		}
-	}
-	return stdout.String()
 }

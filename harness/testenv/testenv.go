@@ -17,10 +17,13 @@
 package testenv
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A Need is something beyond Go that a test needs.
@@ -130,4 +133,39 @@ func InCI() bool {
 		return false
 	}
 	return true
+}
+
+// chromiumFlags run Debian's chromium headless as root, with nothing
+// reaching the network.
+var chromiumFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+	"--hide-scrollbars",
+}
+
+// RunChromium runs headless chromium (Chromium's path) with a fresh
+// profile under dir and args (a page, --dump-dom, --screenshot=…,
+// --window-size=…), and returns what it printed on stdout. A console
+// message or an uncaught error of the page fails t.
+func RunChromium(t testing.TB, chromium, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	profile, err := os.MkdirTemp(dir, "profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]string{"--user-data-dir=" + profile}, chromiumFlags...), args...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, chromium, all...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
+			t.Errorf("the page logged: %s", l)
+		}
+	}
+	return stdout.String()
 }

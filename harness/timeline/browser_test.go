@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/tools/txtar"
@@ -24,14 +23,6 @@ import (
 
 // root is the workbook root, seen from harness/timeline.
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
-
-// chromiumFlags run Debian's chromium headless as root, with nothing
-// fetched in the background.
-var chromiumFlags = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--hide-scrollbars", "--window-size=1400,1000",
-}
 
 // TestTimelineOfARealRunInChromium runs two checks for real on a polling
 // controller (crd-schema passes, self-heal fails), writes their timeline, and
@@ -52,7 +43,7 @@ func TestTimelineOfARealRunInChromium(t *testing.T) {
 	}
 	assertOffline(t, string(html))
 
-	dom := runChromium(t, chromium, dir, "--dump-dom", "file://"+page)
+	dom := testenv.RunChromium(t, chromium, dir, "--window-size=1400,1000", "--dump-dom", "file://"+page)
 	for _, want := range []string{
 		`data-timeline="ready"`, // the script ran to its end
 		`data-lane="harness"`, `data-lane="API server"`, `data-lane="controller"`, `data-lane="proxy"`,
@@ -64,7 +55,7 @@ func TestTimelineOfARealRunInChromium(t *testing.T) {
 		}
 	}
 	shot := filepath.Join(dir, "timeline.png")
-	runChromium(t, chromium, dir, "--screenshot="+shot, "file://"+page)
+	testenv.RunChromium(t, chromium, dir, "--window-size=1400,1000", "--screenshot="+shot, "file://"+page)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("no screenshot of the page, or an empty one: %v", err)
 	}
@@ -72,31 +63,6 @@ func TestTimelineOfARealRunInChromium(t *testing.T) {
 		data, _ := os.ReadFile(shot)
 		_ = os.WriteFile(out, data, 0o644)
 	}
-}
-
-// runChromium runs headless chromium on a page with a fresh profile and
-// returns what it printed on stdout.
-func runChromium(t *testing.T, chromium, dir string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	profile, err := os.MkdirTemp(dir, "profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := append(append([]string{"--user-data-dir=" + profile}, chromiumFlags...), args...)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, chromium, all...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
-			t.Errorf("the page logged: %s", l)
-		}
-	}
-	return stdout.String()
 }
 
 // realRun runs crd-schema and self-heal on a copy of the solution with the
