@@ -298,3 +298,59 @@ func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
 		}
 	}
 }
+
+// TestALookForDriftNowAndThenIsQuiet: a controller that compares the
+// proxy's table with the cluster every drift period (S-DRIFT) lists it
+// during quiet windows; such listings, read-only and followed by nothing,
+// are quiet. A listing storm (many a second) is a loop, and busy.
+func TestALookForDriftNowAndThenIsQuiet(t *testing.T) {
+	from := time.Now()
+	every := func(n int, gap time.Duration) []proxy.Listing {
+		out := make([]proxy.Listing, n)
+		for i := range out {
+			out[i] = proxy.Listing{At: from.Add(time.Duration(i) * gap)}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name     string
+		length   time.Duration
+		listings []proxy.Listing
+		busy     bool
+	}{
+		{"a look every drift period in a long window", 3 * DriftPeriod, every(3, DriftPeriod), false},
+		{"one look in a sequence's short window", 800 * time.Millisecond, every(1, 0), false},
+		{"a look that lists twice", 800 * time.Millisecond, every(2, time.Millisecond), false},
+		{"a storm in a short window", 800 * time.Millisecond, every(16, 50*time.Millisecond), true},
+		{"a storm in a long window", 5 * time.Second, every(100, 50*time.Millisecond), true},
+		{"a look every 300 ms", 5 * time.Second, every(16, 300*time.Millisecond), true},
+	} {
+		w := QuietWindow{From: from, To: from.Add(c.length), Listings: c.listings}
+		busy := strings.Join(w.Busy(), "\n")
+		if got := busy != ""; got != c.busy {
+			t.Errorf("%s (%d listings in %s): busy %v, want %v (%q)", c.name, len(c.listings), c.length, got, c.busy, busy)
+		}
+		if c.busy && !strings.Contains(busy, "listed the proxy's routes") {
+			t.Errorf("%s: the window does not say what it saw: %q", c.name, busy)
+		}
+	}
+}
+
+// TestAListingStormAtTheProxyIsBusy: the same through the proxy stand-in.
+func TestAListingStormAtTheProxyIsBusy(t *testing.T) {
+	ct, p := quietT(t, &lyingController{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if resp, err := http.Get(p.URL() + "/v1/routes"); err == nil {
+				resp.Body.Close()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	if busy := strings.Join(w.Busy(), "\n"); !strings.Contains(busy, "listed the proxy's routes") {
+		t.Fatalf("a listing every 20 ms did not make the window busy: %q (%d listings)", busy, len(w.Listings))
+	}
+}

@@ -16,12 +16,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/sandbox"
 )
 
 var errStopped = errors.New("the controller is not running")
+
+// driftFlag is the reference's flag for how often the controller compares
+// the proxy's table with the EdgeRoutes (contract S-DRIFT). A controller
+// whose binary has it is started with checks.DriftPeriod, short enough for
+// a check to see a lost route pushed again; one without it (a design that
+// notices drift another way, or not yet) is started as before.
+const driftFlag = "dataplane-drift-period"
 
 // controller is the handle checks use on the learner's controller process:
 // it outlives each process (a check may kill and start it).
@@ -282,6 +290,9 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	}
 	cfg := ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
 		LogFile: filepath.Join(r.dir, "controller.log"), LeaseNamespace: leaseNS}
+	if hasFlag(ctx, binary, driftFlag) {
+		cfg.Args = append(cfg.Args, fmt.Sprintf("--%s=%s", driftFlag, checks.DriftPeriod))
+	}
 	if sb := r.opts.Sandbox; sb != nil {
 		// Copies the sandbox's user can read and not change; the run's own
 		// directory is closed to it.

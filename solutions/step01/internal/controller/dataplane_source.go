@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -61,19 +62,23 @@ func (r *EdgeRouteReconciler) watchDataPlane(ctx context.Context, queue workqueu
 // drifted are the keys on which the proxy and the EdgeRoutes disagree: routes
 // the proxy holds whose EdgeRoute is gone, and EdgeRoutes reported
 // Programmed=True whose route the proxy does not hold. A route waiting for
-// its Service is absent on purpose and is not enqueued.
+// its Service is absent on purpose and is not enqueued. It lists the proxy
+// once (a look is one GET /v1/routes: a quiet window tolerates a look now
+// and then, not a burst) and reads the EdgeRoutes from the cache, which
+// costs the API server nothing. A key the cache cannot answer for (another
+// namespace's, with --namespaces) is not this controller's: skipped.
 func (r *EdgeRouteReconciler) drifted(ctx context.Context) ([]types.NamespacedName, error) {
-	keys, err := r.orphans(ctx)
-	if err != nil {
-		return nil, err
-	}
 	held, err := r.Programmer.Routes(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var keys []types.NamespacedName
 	inProxy := make(map[types.NamespacedName]bool, len(held))
-	for _, k := range held {
-		inProxy[k] = true
+	for _, key := range held {
+		inProxy[key] = true
+		if r.watches(key.Namespace) && apierrors.IsNotFound(r.Get(ctx, key, &netv1.EdgeRoute{})) {
+			keys = append(keys, key) // an orphan
+		}
 	}
 	var routes netv1.EdgeRouteList
 	if err := r.List(ctx, &routes); err != nil {

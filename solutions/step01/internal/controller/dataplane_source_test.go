@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +73,29 @@ func (f failingGet) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return context.DeadlineExceeded
 	}
 	return f.Client.Get(ctx, key, obj, opts...)
+}
+
+// listingCount counts the proxy's listings (GET /v1/routes).
+type listingCount struct {
+	*fakeDataPlane
+	n atomic.Int32
+}
+
+func (l *listingCount) Routes(ctx context.Context) ([]types.NamespacedName, error) {
+	l.n.Add(1)
+	return l.fakeDataPlane.Routes(ctx)
+}
+
+// A look at the data plane is one listing: the harness's quiet windows
+// tolerate a listing now and then, not two at a time.
+func TestALookAtTheDataPlaneListsItOnce(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	dp := &listingCount{fakeDataPlane: newFakeDataPlane()}
+	dp.routes[types.NamespacedName{Namespace: ns, Name: "gone"}] = dataplane.Route{}
+	r := &EdgeRouteReconciler{Client: k8sClient, Programmer: dp}
+	keys, err := r.drifted(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keys).To(ContainElement(types.NamespacedName{Namespace: ns, Name: "gone"}))
+	g.Expect(dp.n.Load()).To(Equal(int32(1)), "listings of the proxy in one look")
 }
