@@ -75,6 +75,7 @@ func (w *world) planned(seed int64) []op {
 	do(op{Kind: opNACKOn, Route: y})
 	do(edit(y, []string{"hostname", "prefix", "port"}[rng.IntN(3)])) // an edit during a NACK
 	do(op{Kind: opNACKOff, Route: y})
+	do(op{Kind: opProxyLoses}) // a table lost while the controller runs (x and y held)
 
 	// Two outages: a restart in one, a deletion while the controller is
 	// stopped in the other, in either order.

@@ -30,11 +30,20 @@ const (
 	// opDeleteRouteDown deletes a route while the controller is stopped: no
 	// event reaches it, the restarted controller must find the deletion itself.
 	opDeleteRouteDown opKind = "delete-route-while-down"
+	// opProxyLoses empties the proxy's table while the controller runs (a
+	// proxy restarted): no event reaches the controller, which must notice
+	// the data plane's drift itself (S-DRIFT).
+	opProxyLoses opKind = "proxy-loses-table"
 )
 
-// allOps are the kinds every generated sequence contains at least once.
-var allOps = []opKind{opCreateService, opDeleteService, opCreateRoute, opEditRoute, opDeleteRoute,
+// drawnOps are the kinds a segment draws from its seed. opProxyLoses is not
+// drawn: each segment gets one, placed without the seed (lossAt), so adding
+// it kept every earlier sequence's draws as they were, one step longer.
+var drawnOps = []opKind{opCreateService, opDeleteService, opCreateRoute, opEditRoute, opDeleteRoute,
 	opNACKOn, opNACKOff, opProxyDown, opProxyUp, opRestart, opDeleteRouteDown}
+
+// allOps are the kinds every generated sequence contains at least once.
+var allOps = append(slices.Clone(drawnOps), opProxyLoses)
 
 // Names of the world's routes and services.
 var (
@@ -80,6 +89,8 @@ func (o op) String() string {
 		return "the proxy becomes unreachable"
 	case opProxyUp:
 		return "the proxy is reachable again"
+	case opProxyLoses:
+		return "the proxy loses its table (restarted empty) while the controller runs"
 	case opRestart:
 		if o.Clear {
 			return "restart the controller, and the proxy loses its table"
@@ -205,6 +216,14 @@ func (w *world) apply(o op) {
 		w.Down, w.downFor = false, 0
 	case opRestart:
 		triggered = slices.Clone(seqRoutes)
+	case opProxyLoses:
+		// The routes the proxy held: a correct controller notices they are
+		// gone within its drift period and pushes them again.
+		for _, name := range seqRoutes {
+			if held(w, name) {
+				triggered = append(triggered, name)
+			}
+		}
 	}
 	// A reconciled route is pushed (or withdrawn) now; a refused one keeps
 	// being retried, so it follows the proxy as it is now.
@@ -266,15 +285,21 @@ func generateSegments(seeds []int64, lengths []int) []op {
 func (w *world) segment(seed int64, n int) []op {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
 	var seq []op
-	kinds := slices.Clone(allOps)
+	kinds := slices.Clone(drawnOps)
 	for len(kinds) < n {
-		kinds = append(kinds, allOps[rng.IntN(len(allOps))])
+		kinds = append(kinds, drawnOps[rng.IntN(len(drawnOps))])
 	}
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	kinds = kinds[:max(n, 0)]
 	// A planned kind that is not possible yet stays planned: pick makes
 	// what it needs first, and a forced end of an outage comes in between.
-	for steps := 0; len(kinds) > 0 && steps < 3*n+len(allOps); steps++ {
+	lost := false
+	do := func(o op) {
+		w.apply(o)
+		w.tick()
+		seq = append(seq, o)
+	}
+	for steps := 0; len(kinds) > 0 && steps < 3*n+len(drawnOps); steps++ {
 		o := w.forced()
 		if o == nil {
 			o = w.pick(rng, kinds[0])
@@ -282,19 +307,38 @@ func (w *world) segment(seed int64, n int) []op {
 				kinds = kinds[1:]
 			}
 		}
-		w.apply(*o)
-		w.tick()
-		seq = append(seq, *o)
+		do(*o)
+		if !lost && len(seq) >= n/2 && w.lossAt() {
+			do(op{Kind: opProxyLoses})
+			lost = true
+		}
 	}
 	for o := w.forced(); w.Down || len(w.NACK) > 0; o = w.forced() {
 		if o == nil {
 			o = w.endOutages()
 		}
-		w.apply(*o)
-		w.tick()
-		seq = append(seq, *o)
+		do(*o)
+	}
+	if !lost && n > 0 {
+		do(op{Kind: opProxyLoses})
 	}
 	return seq
+}
+
+// lossAt: the proxy may lose its table now without changing what the
+// sequence draws next. It is up and refuses nothing (so the pushes that
+// repair the loss are ACKed, and no outage's count moves), and it holds a
+// route (so the loss has an effect a controller must repair).
+func (w *world) lossAt() bool {
+	if w.Down || len(w.NACK) > 0 {
+		return false
+	}
+	for _, name := range seqRoutes {
+		if held(w, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // situations are the moments of the contract a sequence should reach (the
@@ -310,6 +354,7 @@ var situations = []string{
 	"a restart during a proxy outage",
 	"a deletion during a proxy outage",
 	"a deletion while the controller is stopped",
+	"a table lost while the controller runs",
 }
 
 func covers(seq []op) map[string]bool {
@@ -352,6 +397,10 @@ func covers(seq []op) map[string]bool {
 			clear(gone)
 			if w.Down {
 				got["a restart during a proxy outage"] = true
+			}
+		case opProxyLoses:
+			if w.lossAt() {
+				got["a table lost while the controller runs"] = true
 			}
 		case opDeleteRoute:
 			if w.Down && held(w, o.Route) {

@@ -13,6 +13,7 @@ func questionEvidence() []step.QuestionEvidence {
 		bench     = "make bench STEP=step01 ROUTES=20,100 once your controller passes (docs/bench.md#what-each-figure-is says what each figure counts)"
 	)
 	return []step.QuestionEvidence{
+		{Question: "q-drift-source", Where: "internal/controller/dataplane_source.go's TODO beside your sweep, make proxy's log while your controller runs (a listing every drift period), and a table emptied by hand: restart make proxy and watch your routes come back (docs/contract.md#situations-what-must-hold-once-the-world-is-still, S-DRIFT)"},
 		{Question: "q-restart-predict", Where: "task 3 itself: start make run again with kubectl get er -w open in another shell, and read the controller's log from its start"},
 		{Question: "q-delete-predict", Where: "task 3 itself: once the controller runs again, curl -s http://127.0.0.1:9901/v1/routes, and read both logs: make proxy's (each push and withdraw it answers) and your controller's (each one it sends)"},
 		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log in Going further (two pushes for one spec change), and what check quiescent catches (docs/step01.md#check-quiescent)"},
