@@ -31,6 +31,15 @@ var errStopped = errors.New("the controller is not running")
 // notices drift another way, or not yet) is started as before.
 const driftFlag = "dataplane-drift-period"
 
+// driftArgs are the flags that give binary the harness's drift period: none
+// when it has no driftFlag.
+func driftArgs(ctx context.Context, binary string) []string {
+	if !hasFlag(ctx, binary, driftFlag) {
+		return nil
+	}
+	return []string{fmt.Sprintf("--%s=%s", driftFlag, checks.DriftPeriod)}
+}
+
 // controller is the handle checks use on the learner's controller process:
 // it outlives each process (a check may kill and start it).
 type controller struct {
@@ -290,9 +299,7 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	}
 	cfg := ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
 		LogFile: filepath.Join(r.dir, "controller.log"), LeaseNamespace: leaseNS}
-	if hasFlag(ctx, binary, driftFlag) {
-		cfg.Args = append(cfg.Args, fmt.Sprintf("--%s=%s", driftFlag, checks.DriftPeriod))
-	}
+	cfg.Args = append(cfg.Args, driftArgs(ctx, binary)...)
 	if sb := r.opts.Sandbox; sb != nil {
 		// Copies the sandbox's user can read and not change; the run's own
 		// directory is closed to it.

@@ -280,7 +280,7 @@ func lostTable(step []op, err error) error {
 		if o.Kind == opProxyLoses {
 			return fmt.Errorf("%w\nthe proxy lost its table while the controller ran: nothing changed in the cluster, so no watch "+
 				"woke the controller, and every route the proxy should hold must be pushed again within the drift period (%s; "+
-				"the harness gives a controller that has --dataplane-drift-period %s). Compare the proxy's table with the "+
+				"the harness starts a controller that has the flag --dataplane-drift-period with %s). Compare the proxy's table with the "+
 				"EdgeRoutes now and then (a source of events of your own: docs/step01.md, \"The data plane as an event source\")",
 				err, ClauseDrift, checks.DriftPeriod)
 		}

@@ -146,6 +146,10 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTableBytes)).Decode(&table); err != nil {
 		return nil, fmt.Errorf("decoding the route table from GET %s: %w", u, err)
 	}
+	// Read to the end (the decoder stops before the encoder's last newline)
+	// so that the connection is reused: the data-plane source lists every
+	// drift period, and a new connection a look is work the kernel counts.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	// A proxy may be shared: a key that is not namespace/name was not put
 	// there by an EdgeRoute controller, and is skipped (and logged), never a
 	// reason to list nothing.
