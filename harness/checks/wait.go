@@ -50,6 +50,13 @@ func (t *T) WaitPatiently(ctx context.Context, within time.Duration, what string
 	}
 }
 
+// ConvergesPatiently is Converges for work a controller may do off its
+// queue (a look at the data plane every drift period, S-DRIFT): like
+// WaitPatiently, its idleness ends nothing; it returns the error.
+func (t *T) ConvergesPatiently(ctx context.Context, within time.Duration, what string, cond func() error) error {
+	return t.converges(ctx, within, what, cond, nil, true)
+}
+
 // converges is Converges with a proof of its own (settledOnRefusal for a
 // wait on one route), read when doomed's hold none; a patient wait is not
 // ended by the controller's idleness.
