@@ -20,8 +20,9 @@ func (idleController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 	return ctrlproc.Metrics{ReconcileTotal: 3, ByResult: map[string]float64{"success": 3}, MaxWorkers: 1}, nil
 }
 
-func (idleController) LogSince(time.Time) []ctrlproc.Line { return nil }
-func (idleController) Work() (ctrlproc.Work, error)       { return ctrlproc.Work{}, nil }
+func (idleController) LogSince(time.Time) []ctrlproc.Line              { return nil }
+func (idleController) StartIn(context.Context, []string) (bool, error) { return false, nil }
+func (idleController) Work() (ctrlproc.Work, error)                    { return ctrlproc.Work{}, nil }
 
 // patientT is a check's T on an idle controller and a proxy stand-in, with
 // short waits.

@@ -32,7 +32,8 @@ func (c *lyingController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 	return ctrlproc.Metrics{ByResult: map[string]float64{}, MaxWorkers: 1}, nil
 }
 
-func (c *lyingController) LogSince(time.Time) []ctrlproc.Line { return nil }
+func (c *lyingController) LogSince(time.Time) []ctrlproc.Line              { return nil }
+func (c *lyingController) StartIn(context.Context, []string) (bool, error) { return false, nil }
 
 func (c *lyingController) Work() (ctrlproc.Work, error) {
 	c.mu.Lock()
