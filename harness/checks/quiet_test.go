@@ -299,3 +299,34 @@ func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
 		}
 	}
 }
+
+// TestAWindowRightAfterAStartIsNotJudgedByTheKernel: the kernel's figures
+// of a window that follows a start of the controller by the check are a
+// new process's start-up work, left out of the tally and of Busy; every
+// other side still counts, and a window later than FreshFor is judged.
+func TestAWindowRightAfterAStartIsNotJudgedByTheKernel(t *testing.T) {
+	tt := &T{Record: &evidence.Record{}}
+	tt.Did(evidence.Restarted, "", "starting a new controller process")
+	from := time.Now()
+	if !tt.startedWithin(from, FreshFor) || tt.startedWithin(from.Add(FreshFor+time.Second), FreshFor) {
+		t.Fatal("startedWithin does not tell a window right after a start from a later one")
+	}
+	busy := QuietWindow{From: from, To: from.Add(3 * time.Second), Work: ctrlproc.Work{Wakeups: 300, Ran: 20 * time.Millisecond}, Fresh: true}
+	if b := busy.Busy(); len(b) != 0 {
+		t.Fatalf("a fresh process's start-up work was judged: %v", b)
+	}
+	var tally QuietTally
+	for i := range 4 {
+		if s := tally.Add(busy); s != "" {
+			t.Fatalf("fresh window %d was tallied: %s", i+1, s)
+		}
+	}
+	busy.Proxy = []proxy.Event{{Method: "PUT", Key: proxy.Key{Namespace: "ns", Name: "r"}, Received: from.Add(time.Second)}}
+	if b := busy.Busy(); len(b) != 1 || !strings.Contains(b[0], "the proxy received 1 push") {
+		t.Fatalf("a push in a fresh window: %v", b)
+	}
+	busy.Proxy, busy.Fresh = nil, false
+	if b := busy.Busy(); len(b) != 1 || !strings.Contains(b[0], "woke 300 times") {
+		t.Fatalf("the same figures later: %v", b)
+	}
+}
