@@ -115,7 +115,8 @@ func TestAQuietWindowSeesOnlyItsRoutes(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	waitUntil(t, func() bool { return len(p.Reads()) > 0 }) // reading before the window opens
+	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := w.Busy(); len(busy) != 0 {
 		t.Fatalf("pushes of another route made the window busy: %v", busy)
 	}
