@@ -115,7 +115,7 @@ func TestAQuietWindowSeesOnlyItsRoutes(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	waitUntil(t, func() bool { return len(p.Reads()) > 0 }) // reading before the window opens
+	waitUntil(t, func() bool { return len(p.Events(proxy.Key{Namespace: "ns", Name: "other"})) > 0 }) // pushing before the window opens
 	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := w.Busy(); len(busy) != 0 {
 		t.Fatalf("pushes of another route made the window busy: %v", busy)
@@ -289,7 +289,8 @@ func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	waitUntil(t, func() bool { return len(p.Reads()) > 0 }) // reading before the window opens
+	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	busy := strings.Join(w.Busy(), "\n")
 	if !strings.Contains(busy, "read its routes from the proxy") {
 		t.Fatalf("reads of the window's route did not make it busy: %q", busy)
