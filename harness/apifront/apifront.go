@@ -172,8 +172,9 @@ type Front struct {
 	faults   []*Fault
 }
 
-// maxRecordedBody bounds the bodies of status writes the front reads.
-const maxRecordedBody = 4 << 20
+// maxBody bounds the bodies the front reads: every request's, and the
+// answers to status writes (the API server takes at most 3 MiB).
+const maxBody = 4 << 20
 
 // Start listens on a loopback port and serves until Close.
 func Start(opts Options) (*Front, error) {
@@ -320,11 +321,17 @@ func (f *Front) serve(w http.ResponseWriter, hr *http.Request) {
 	rec := parse(hr)
 	rec.At, rec.UserAgent = time.Now(), hr.UserAgent()
 	statusWrite := f.primaryStatusWrite(&rec)
+	// Every request's body is read whole before it is forwarded. Streamed,
+	// a write the API server refuses before reading its body (a 403) hangs:
+	// the answer's stream ends only when the body is sent, and an HTTP/2
+	// client that has its answer stops sending (the reverse proxy cannot
+	// cut a body it wraps), so the front waits for the controller and the
+	// controller for the front.
 	var body []byte
-	if statusWrite && hr.Body != nil {
-		b, err := io.ReadAll(io.LimitReader(hr.Body, maxRecordedBody+1))
+	if hr.Body != nil && hr.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(hr.Body, maxBody+1))
 		_ = hr.Body.Close()
-		if err != nil || len(b) > maxRecordedBody {
+		if err != nil || len(b) > maxBody {
 			http.Error(w, "API front: the request's body could not be read whole", http.StatusRequestEntityTooLarge)
 			rec.Code = http.StatusRequestEntityTooLarge
 			f.record(rec)
@@ -382,7 +389,7 @@ func (f *Front) answered(resp *http.Response) error {
 	}
 	rec.Code = resp.StatusCode
 	if f.primaryStatusWrite(rec) && resp.StatusCode/100 == 2 {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		_ = resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("API front: reading the answer to %s: %w", rec, err)

@@ -2,8 +2,14 @@ package apifront
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,5 +297,65 @@ func TestAFrontWithoutAnUpstreamSaysSo(t *testing.T) {
 	}
 	if _, err := Start(Options{Upstream: &rest.Config{Host: "https://127.0.0.1:1"}}); err != nil {
 		t.Fatalf("a front whose API server is not up yet must still start (it answers 502): %v", err)
+	}
+}
+
+// TestAWriteRefusedBeforeItsBodyIsReadIsAnswered: an API server that
+// answers 403 before reading a write's body (as it does for a forbidden
+// write) makes an HTTP/2 client stop sending the body once it has the
+// answer. The front must still end the answer: it reads a body whole
+// before forwarding it, so it never waits for the rest of a body the
+// client no longer sends.
+func TestAWriteRefusedBeforeItsBodyIsReadIsAnswered(t *testing.T) {
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`)
+	}))
+	upstream.EnableHTTP2 = true
+	upstream.StartTLS()
+	t.Cleanup(upstream.Close)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: upstream.Certificate().Raw})
+	f, err := Start(Options{Upstream: &rest.Config{Host: upstream.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.CAData())
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+
+	// The body comes after the headers, as a client's body writer sends it
+	// on a busy machine: late enough for an answer streamed back at once
+	// to arrive first.
+	pr, pw := io.Pipe()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = io.WriteString(pw, `{"metadata":{"name":"web"},"spec":{}}`)
+		_ = pw.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, f.URL()+"/apis/example.com/v1/namespaces/shop/widgets/web", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("the write got no answer: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("the client spoke %s, not HTTP/2", resp.Proto)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("the answer to a refused write never ended (the front waits for a body the client stopped sending): %v", err)
+	}
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "Forbidden") {
+		t.Fatalf("answer %d %s, want the API server's 403", resp.StatusCode, b)
+	}
+	if got := f.Requests(); len(got) != 1 || got[0].Code != http.StatusForbidden || got[0].Verb != "update" {
+		t.Fatalf("recorded %v, want the one refused update", got)
 	}
 }

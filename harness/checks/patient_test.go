@@ -20,15 +20,16 @@ func (idleController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 	return ctrlproc.Metrics{ReconcileTotal: 3, ByResult: map[string]float64{"success": 3}, MaxWorkers: 1}, nil
 }
 
-func (idleController) LogSince(time.Time) []ctrlproc.Line { return nil }
-func (idleController) Work() (ctrlproc.Work, error)       { return ctrlproc.Work{}, nil }
+func (idleController) LogSince(time.Time) []ctrlproc.Line              { return nil }
+func (idleController) StartIn(context.Context, []string) (bool, error) { return false, nil }
+func (idleController) Work() (ctrlproc.Work, error)                    { return ctrlproc.Work{}, nil }
 
 // patientT is a check's T on an idle controller and a proxy stand-in, with
 // short waits.
 func patientT(t *testing.T) (*T, *proxy.Server) {
 	t.Helper()
 	to := DefaultTimeouts()
-	to.Scrape, to.Poll, to.PatientSettle = 20*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond
+	to.Scrape, to.Poll, to.PatientSettle = 20*time.Millisecond, 20*time.Millisecond, 1500*time.Millisecond
 	return scrapedT(t, "patient", idleController{}, to)
 }
 
@@ -54,21 +55,21 @@ func scrapedT(t *testing.T, id string, c Controller, to Timeouts) (*T, *proxy.Se
 // idle its queue.
 func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
 	never := func() error { return errors.New("the route is still there") }
-	const within = 3 * time.Second
+	const within = 8 * time.Second
 
 	t.Run("nothing at work", func(t *testing.T) {
+		t.Parallel()
 		ct, _ := patientT(t)
-		start := time.Now()
+		// The proof, not the bound, ends it: a wait run to its bound says
+		// "not reached within".
 		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
 		if err == nil || !strings.Contains(err.Error(), "sent the proxy no request") {
 			t.Fatalf("the wait ended with %v, want the proof that nothing is at work", err)
 		}
-		if d := time.Since(start); d >= within {
-			t.Errorf("the wait took %s: it ran to its bound", d)
-		}
 	})
 
 	t.Run("a sweep listing the proxy's routes", func(t *testing.T) {
+		t.Parallel()
 		ct, p := patientT(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -77,9 +78,10 @@ func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
 				if resp, err := http.Get(p.URL() + "/v1/routes"); err == nil {
 					resp.Body.Close()
 				}
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond)
 			}
 		}()
+		waitUntil(t, func() bool { return len(p.Listings()) > 0 }) // the sweep is at work before the wait starts
 		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
 		if err == nil || !strings.Contains(err.Error(), "not reached within") {
 			t.Fatalf("the wait ended with %v, want it to run to its bound while the proxy is listed", err)
@@ -87,6 +89,7 @@ func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
 	})
 
 	t.Run("a withdraw held in flight", func(t *testing.T) {
+		t.Parallel()
 		ct, p := patientT(t)
 		key := proxy.Key{Namespace: "ns", Name: "r"}
 		p.HoldWithdraw(key)
@@ -97,9 +100,21 @@ func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
 				resp.Body.Close()
 			}
 		}()
+		waitUntil(t, func() bool { _, held := p.WithdrawHeld(key); return held }) // in flight before the wait starts
 		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
 		if err == nil || !strings.Contains(err.Error(), "not reached within") {
 			t.Fatalf("the wait ended with %v, want it to run to its bound while a withdraw is in flight", err)
 		}
 	})
+}
+
+// waitUntil polls cond for up to a minute (generous: a loaded machine) and
+// fails the test if it never holds.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the test's setup did not happen within a minute")
+		}
+	}
 }

@@ -86,6 +86,12 @@ const ListingEvery = time.Second
 // window of length d tolerates (see ListingEvery).
 func ToleratedListings(d time.Duration) int { return 2 * (1 + int(d/ListingEvery)) }
 
+// FreshFor is how long after a check starts a controller process its
+// kernel figures are start-up work (QuietWindow.Fresh). Measured on the
+// 2-core machine at load 10: a process a second or two old, converged and
+// idle, woke 43 times and ran 2.6 ms a second, over both bounds.
+const FreshFor = 10 * time.Second
+
 // MinWorkWindow is the shortest quiet window whose kernel figures are
 // judged on their own: over a shorter one, a garbage collection or a
 // watch's keep-alive is a large part of the count. Shorter windows are
@@ -160,6 +166,11 @@ type QuietWindow struct {
 	// WorkErr when it could not be read.
 	Work    ctrlproc.Work
 	WorkErr error
+	// Fresh: the check started a controller process less than FreshFor
+	// before the window. Its kernel figures are start-up work (the
+	// runtime's first collections and scavenging, the informers' first
+	// lists), not a timer, and are not judged; every other side is.
+	Fresh bool
 	// Reconciles: the reconciles the controller's /metrics counted in the
 	// window, by result; MetricsErr when they could not be read.
 	Reconciles int
@@ -193,7 +204,7 @@ func (w QuietWindow) Busy() []string {
 	if s := w.requestWork(); s != "" {
 		out = append(out, s)
 	}
-	if w.WorkErr == nil && w.Length() >= MinWorkWindow {
+	if w.WorkErr == nil && !w.Fresh && w.Length() >= MinWorkWindow {
 		if s := KernelWork(w.Work, w.Length()); s != "" {
 			out = append(out, s)
 		}
@@ -334,6 +345,7 @@ func (t *T) WatchQuiet(ctx context.Context, d time.Duration, keys []proxy.Key) Q
 		w0, w.WorkErr = t.Controller.Work()
 	}
 	w.From = time.Now()
+	w.Fresh = t.startedWithin(w.From, FreshFor)
 	t.Sleep(ctx, d)
 	w.To = time.Now()
 	if w.WorkErr == nil {
@@ -366,6 +378,17 @@ func Keys(routes ...*Route) []proxy.Key {
 }
 
 var errNoController = errors.New("no controller process to read")
+
+// startedWithin says the check started a controller process less than d
+// before at.
+func (t *T) startedWithin(at time.Time, d time.Duration) bool {
+	for _, ev := range t.Record.Events() {
+		if ev.Kind == evidence.Action && ev.Trigger == evidence.Restarted && !ev.At.After(at) && at.Sub(ev.At) < d {
+			return true
+		}
+	}
+	return false
+}
 
 // lastMetrics is the newest scrape, which WaitIdle saw succeed.
 func (t *T) lastMetrics() (ctrlproc.Metrics, error) {
@@ -436,9 +459,10 @@ type QuietTally struct {
 // Add takes a window's kernel figures. Once the windows taken add up to
 // MinWorkWindow, it says what they show together ("" when it is no more
 // than an idle controller does) and starts again; before, it says nothing.
-// A window whose figures could not be read is left out.
+// A window whose figures could not be read, or that follows a start of the
+// controller (QuietWindow.Fresh), is left out.
 func (q *QuietTally) Add(w QuietWindow) string {
-	if w.WorkErr != nil {
+	if w.WorkErr != nil || w.Fresh {
 		return ""
 	}
 	q.work.Wakeups += w.Work.Wakeups

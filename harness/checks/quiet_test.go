@@ -32,7 +32,8 @@ func (c *lyingController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 	return ctrlproc.Metrics{ByResult: map[string]float64{}, MaxWorkers: 1}, nil
 }
 
-func (c *lyingController) LogSince(time.Time) []ctrlproc.Line { return nil }
+func (c *lyingController) LogSince(time.Time) []ctrlproc.Line              { return nil }
+func (c *lyingController) StartIn(context.Context, []string) (bool, error) { return false, nil }
 
 func (c *lyingController) Work() (ctrlproc.Work, error) {
 	c.mu.Lock()
@@ -114,7 +115,8 @@ func TestAQuietWindowSeesOnlyItsRoutes(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	waitUntil(t, func() bool { return len(p.Events(proxy.Key{Namespace: "ns", Name: "other"})) > 0 }) // pushing before the window opens
+	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := w.Busy(); len(busy) != 0 {
 		t.Fatalf("pushes of another route made the window busy: %v", busy)
 	}
@@ -287,7 +289,8 @@ func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
+	waitUntil(t, func() bool { return len(p.Reads()) > 0 }) // reading before the window opens
+	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	busy := strings.Join(w.Busy(), "\n")
 	if !strings.Contains(busy, "read its routes from the proxy") {
 		t.Fatalf("reads of the window's route did not make it busy: %q", busy)
@@ -349,8 +352,40 @@ func TestAListingStormAtTheProxyIsBusy(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
+	waitUntil(t, func() bool { return len(p.Listings()) > 0 }) // listing before the window opens
 	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := strings.Join(w.Busy(), "\n"); !strings.Contains(busy, "listed the proxy's routes") {
 		t.Fatalf("a listing every 20 ms did not make the window busy: %q (%d listings)", busy, len(w.Listings))
+	}
+}
+
+// TestAWindowRightAfterAStartIsNotJudgedByTheKernel: the kernel's figures
+// of a window that follows a start of the controller by the check are a
+// new process's start-up work, left out of the tally and of Busy; every
+// other side still counts, and a window later than FreshFor is judged.
+func TestAWindowRightAfterAStartIsNotJudgedByTheKernel(t *testing.T) {
+	tt := &T{Record: &evidence.Record{}}
+	tt.Did(evidence.Restarted, "", "starting a new controller process")
+	from := time.Now()
+	if !tt.startedWithin(from, FreshFor) || tt.startedWithin(from.Add(FreshFor+time.Second), FreshFor) {
+		t.Fatal("startedWithin does not tell a window right after a start from a later one")
+	}
+	busy := QuietWindow{From: from, To: from.Add(3 * time.Second), Work: ctrlproc.Work{Wakeups: 300, Ran: 20 * time.Millisecond}, Fresh: true}
+	if b := busy.Busy(); len(b) != 0 {
+		t.Fatalf("a fresh process's start-up work was judged: %v", b)
+	}
+	var tally QuietTally
+	for i := range 4 {
+		if s := tally.Add(busy); s != "" {
+			t.Fatalf("fresh window %d was tallied: %s", i+1, s)
+		}
+	}
+	busy.Proxy = []proxy.Event{{Method: "PUT", Key: proxy.Key{Namespace: "ns", Name: "r"}, Received: from.Add(time.Second)}}
+	if b := busy.Busy(); len(b) != 1 || !strings.Contains(b[0], "the proxy received 1 push") {
+		t.Fatalf("a push in a fresh window: %v", b)
+	}
+	busy.Proxy, busy.Fresh = nil, false
+	if b := busy.Busy(); len(b) != 1 || !strings.Contains(b[0], "woke 300 times") {
+		t.Fatalf("the same figures later: %v", b)
 	}
 }

@@ -45,8 +45,9 @@ func (c *phasedController) Metrics(context.Context) (ctrlproc.Metrics, error) {
 	return ctrlproc.Metrics{ReconcileTotal: total, ByResult: counts, MaxWorkers: 1}, nil
 }
 
-func (*phasedController) LogSince(time.Time) []ctrlproc.Line { return nil }
-func (*phasedController) Work() (ctrlproc.Work, error)       { return ctrlproc.Work{}, nil }
+func (*phasedController) LogSince(time.Time) []ctrlproc.Line              { return nil }
+func (*phasedController) StartIn(context.Context, []string) (bool, error) { return false, nil }
+func (*phasedController) Work() (ctrlproc.Work, error)                    { return ctrlproc.Work{}, nil }
 
 // TestAPendingRequeueIsNotIdleness: a route whose push was refused waits
 // for its RequeueAfter (up to the contract's fair 10 s) while reconciles of

@@ -27,6 +27,11 @@ type Controller interface {
 	Kill(ctx context.Context) error
 	// Start runs a new process and waits until it is ready.
 	Start(ctx context.Context) error
+	// StartIn runs a new process that watches only namespaces (the
+	// scaffold's --namespaces flag), and says whether it does: a binary
+	// without the flag is started as Start starts it. The run gives its
+	// controller back its own scope after the check.
+	StartIn(ctx context.Context, namespaces []string) (bool, error)
 	// Metrics scrapes controller-runtime's metrics.
 	Metrics(ctx context.Context) (ctrlproc.Metrics, error)
 	// LogSince returns the controller's log lines since a moment.

@@ -79,6 +79,19 @@ func (t *T) StartController(ctx context.Context) {
 	t.Must(t.Controller.Start(ctx), "starting a new controller process")
 }
 
+// StartControllerIn starts a new controller process that watches only
+// namespaces, when its binary has the scaffold's --namespaces flag, and says
+// whether it does.
+func (t *T) StartControllerIn(ctx context.Context, namespaces ...string) bool {
+	t.Did(evidence.Restarted, "", "starting a new controller process that watches only %s (--namespaces)", strings.Join(namespaces, ", "))
+	scoped, err := t.Controller.StartIn(ctx, namespaces)
+	t.Must(err, "starting a new controller process")
+	if !scoped {
+		t.Logf("the controller has no --namespaces flag: it was started watching every namespace")
+	}
+	return scoped
+}
+
 // WipeStatus empties r's status conditions through the status subresource.
 func (t *T) WipeStatus(ctx context.Context, r *Route) {
 	obj := r.MustGet(ctx)

@@ -10,10 +10,10 @@ import (
 
 // ModuleEnv is what go and controller-gen need in their environment to
 // build the module in dir of the workbook at root: nothing when the
-// workbook's go.work uses it (or dir is outside the workbook, where no
-// go.work is found), GOWORK=off when it is under root but not in the
-// workspace, as the solution is (a learner's copy has no solutions/, and a
-// go.work naming a missing module breaks every go command).
+// workbook's go.work uses it (the instructor's uses every step and its
+// solution) or dir is outside the workbook, where no go.work is found;
+// GOWORK=off when it is under root but not in the workspace (a module the
+// go.work does not name, which go would otherwise refuse to build).
 func ModuleEnv(root, dir string) []string {
 	root, dir = absClean(root), absClean(dir)
 	if rel, err := filepath.Rel(root, dir); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

@@ -27,19 +27,20 @@ func TestModuleEnvTurnsTheWorkspaceOffOnlyForModulesItDoesNotUse(t *testing.T) {
 	}
 }
 
-// TestTheWorkbookWorkspaceHasNoSolution: the committed go.work must not name
-// the solution, or a learner's copy without solutions/ cannot build anything.
-func TestTheWorkbookWorkspaceHasNoSolution(t *testing.T) {
+// TestTheWorkbookWorkspaceUsesEveryStepAndSolution: the committed go.work
+// (the instructor's) uses every step's module and its solution, so go build,
+// go vet and gopls see all of them from the root; make template writes a
+// learner's copy's without the solutions (package grade's template test).
+func TestTheWorkbookWorkspaceUsesEveryStepAndSolution(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range steps.All() {
-		if got := ModuleEnv(root, filepath.Join(root, st.SolutionDir)); !slices.Equal(got, []string{"GOWORK=off"}) {
-			t.Errorf("go.work uses %s (ModuleEnv = %v): a learner's copy without solutions/ would not build", st.SolutionDir, got)
-		}
-		if got := ModuleEnv(root, filepath.Join(root, st.Dir)); got != nil {
-			t.Errorf("go.work does not use %s (ModuleEnv = %v)", st.Dir, got)
+		for _, dir := range []string{st.Dir, st.SolutionDir} {
+			if got := ModuleEnv(root, filepath.Join(root, dir)); got != nil {
+				t.Errorf("go.work does not use %s (ModuleEnv = %v)", dir, got)
+			}
 		}
 	}
 }

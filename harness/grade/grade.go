@@ -116,6 +116,9 @@ func (t *Tree) assemble(ctx context.Context, opts Options, root, step string) er
 	if _, err := extract(ctx, root, up.Commit, t.Dir, keep, nil); err != nil {
 		return fmt.Errorf("extracting the upstream at %s: %w", words.ShortCommit(up.Commit), err)
 	}
+	if err := dropFromWorkspace(t.Dir, underAny(opts.Leave)); err != nil {
+		return err
+	}
 	if opts.Submission == "" {
 		return t.fromWorkingTree(ctx, root, step)
 	}
@@ -158,6 +161,13 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 	for _, o := range LearnerCopyOmits(nil) {
 		if o.Stub != "" {
 			history[blobID(o.Stub)] = true
+		}
+	}
+	// So is the go.work it writes without the solutions (that of the upstream
+	// commit graded against: a copy of an older one may list its go.work).
+	if work, err := git(ctx, t.Grading.Upstream.Repository, "show", t.Grading.Upstream.Commit+":go.work"); err == nil {
+		if learners, err := workspaceWithout("go.work", []byte(work), underAny(opts.Leave)); err == nil {
+			history[blobID(string(learners))] = true
 		}
 	}
 	t.Grading.Ignored = changedOutside(upFiles, subFiles, step, history, had)

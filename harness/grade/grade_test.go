@@ -410,11 +410,7 @@ func TestModuleProblems(t *testing.T) {
 // step could import another module's packages (the harness) without a
 // requirement; the gate names them.
 func TestForeignImportsNamesAnotherModuleOfTheWorkspace(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "go.work", "go 1.26.0\n\nuse (\n\t./step\n\t./other\n)\n")
-	write(t, dir, "other/go.mod", "module example.com/other\n\ngo 1.26.0\n")
-	write(t, dir, "other/answers/answers.go", "package answers\n\nconst X = 1\n")
-	write(t, dir, "step/go.mod", "module example.com/step\n\ngo 1.26.0\n")
+	dir := workspaceWithAnotherModule(t)
 	write(t, dir, "step/main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/step/inner\"\n)\n\nfunc main() { fmt.Println(inner.Y) }\n")
 	write(t, dir, "step/inner/inner.go", "package inner\n\nconst Y = 2\n")
 	write(t, dir, "step/main_test.go", "package main\n\nimport (\n\t\"testing\"\n\n\t\"example.com/other/answers\"\n)\n\nfunc TestX(t *testing.T) { _ = answers.X }\n")
@@ -433,6 +429,19 @@ func TestForeignImportsNamesAnotherModuleOfTheWorkspace(t *testing.T) {
 	if len(got) != 0 {
 		t.Errorf("with the other module allowed, foreign imports %q", got)
 	}
+}
+
+// workspaceWithAnotherModule is a workspace of two modules, example.com/step
+// in step/ (its go.mod only) and example.com/other, whose package answers
+// the step could import without a requirement.
+func workspaceWithAnotherModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir, "go.work", "go 1.26.0\n\nuse (\n\t./step\n\t./other\n)\n")
+	write(t, dir, "other/go.mod", "module example.com/other\n\ngo 1.26.0\n")
+	write(t, dir, "other/answers/answers.go", "package answers\n\nconst X = 1\n")
+	write(t, dir, "step/go.mod", "module example.com/step\n\ngo 1.26.0\n")
+	return dir
 }
 
 // TestASubmissionsBinIsNotTaken: files committed under the step's bin/

@@ -56,7 +56,7 @@ type TemplateOptions struct {
 }
 
 // Template writes a learner's copy of the workbook: the files of Root at
-// Ref but those omitted, as the first and only commit of a new git
+// Ref but those omitted, its go.work without the modules omitted, as the first and only commit of a new git
 // repository at Out (no history: the upstream's history holds the
 // solution). It returns that commit and the upstream commit it copies.
 func Template(ctx context.Context, opts TemplateOptions) (commit, upstream string, err error) {
@@ -93,6 +93,9 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 		return "", "", fmt.Errorf("copying the workbook at %s: %w", words.ShortCommit(upstream), err)
 	}
 	if err := removeEmptyDirs(out); err != nil {
+		return "", "", err
+	}
+	if err := dropFromWorkspace(out, func(dir string) bool { return !keep(dir) }); err != nil {
 		return "", "", err
 	}
 	for _, o := range opts.Omit {

@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/skeleton"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/testenv"
+
+	"golang.org/x/mod/modfile"
 )
 
 // workbookRoot is the repository this test runs in.
@@ -129,21 +132,36 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 		t.Errorf("the copy's objects name %s:\n%s", st.SolutionDir, objs)
 	}
 
-	// The step builds from the copy's own workspace (its go.work names no
-	// solution), and every package of the harness resolves there (go list:
+	// The copy's go.work names no solution (the upstream's names each), and
+	// the copy's workspace resolves: go list -m lists its modules, the step
+	// builds, and every package of the harness resolves there (go list:
 	// compiling the harness again in a new directory costs a minute on a
 	// busy machine, and make test builds it anyway).
-	for _, args := range [][]string{
-		{"build", "./" + st.Dir + "/..."},
-		{"list", "-e", "-deps", "-f", "{{with .Error}}{{.}}{{end}}{{range .DepsErrors}}{{.}}{{end}}", "./harness/..."},
-	} {
+	if uses := workspaceUses(t, out); !slices.Equal(uses, []string{"./harness", "./" + filepath.ToSlash(st.Dir)}) {
+		t.Errorf("the copy's go.work uses %v, want the harness and the step (the copy holds no solutions/)", uses)
+	}
+	goIn := func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = out
 		cmd.Env = append(os.Environ(), "GOWORK=", "GOFLAGS=-mod=readonly")
 		b, err := cmd.CombinedOutput()
-		if err != nil || strings.TrimSpace(string(b)) != "" {
-			t.Errorf("go %s in the copy: %v\n%s", strings.Join(args, " "), err, b)
+		return string(b), err
+	}
+	want := "github.com/10xdev/gw10/harness\ngithub.com/10xdev/gw10/" + filepath.ToSlash(st.Dir) + "\n"
+	if got, err := goIn("list", "-m"); err != nil || got != want {
+		t.Errorf("go list -m in the copy: %v\n%s\nwant the harness and the step:\n%s", err, got, want)
+	}
+	for _, args := range [][]string{
+		{"build", "./" + st.Dir + "/..."},
+		{"list", "-e", "-deps", "-f", "{{with .Error}}{{.}}{{end}}{{range .DepsErrors}}{{.}}{{end}}", "./harness/..."},
+	} {
+		if got, err := goIn(args...); err != nil || strings.TrimSpace(got) != "" {
+			t.Errorf("go %s in the copy: %v\n%s", strings.Join(args, " "), err, got)
 		}
+	}
+	// go.work.sum holds what the copy's workspace needs: go wrote nothing.
+	if status := run(t, out, "git", "status", "--porcelain"); status != "" {
+		t.Errorf("go changed the copy's files (is go.work.sum missing a line?):\n%s", status)
 	}
 
 	// The upstream grades a repository made from the copy, refusing nothing;
@@ -152,10 +170,14 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	if !tree.Grading.Gradable || !tree.Grading.Official {
 		t.Errorf("the upstream does not grade the learner's copy: %+v", tree.Grading)
 	}
-	// The stubs the copy holds in place of the guides are the template's,
-	// not the learner's changes: an untouched copy has nothing ignored.
+	// The stubs the copy holds in place of the guides, and its go.work, are
+	// the template's, not the learner's changes: an untouched copy has
+	// nothing ignored.
 	if len(tree.Grading.Ignored) > 0 {
 		t.Errorf("an untouched learner's copy lists changes outside the step: %v", tree.Grading.Ignored)
+	}
+	if uses := workspaceUses(t, tree.Dir); slices.ContainsFunc(uses, func(u string) bool { return strings.Contains(u, "solutions") }) {
+		t.Errorf("the grading tree's go.work uses %v: it names solutions/, which the tree does not hold", uses)
 	}
 	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0"}
 	if foreign, err := ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed); err != nil || len(foreign) > 0 {
@@ -166,6 +188,21 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	if !own.Grading.Gradable {
 		t.Errorf("the learner's copy does not grade itself: %+v", own.Grading)
 	}
+}
+
+// workspaceUses are the directories the go.work in dir uses, as written.
+func workspaceUses(t *testing.T, dir string) []string {
+	t.Helper()
+	name := filepath.Join(dir, "go.work")
+	wf, err := modfile.ParseWork(name, []byte(read(t, name)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uses []string
+	for _, u := range wf.Use {
+		uses = append(uses, u.Path)
+	}
+	return uses
 }
 
 // TestTheTemplateDocsListWhatItLeavesOut: docs/instructors.md's table of

@@ -357,6 +357,15 @@ func (s *Server) Keys(namespace string) []Key {
 	return keys
 }
 
+// Plant puts a route in the table as another client of the proxy would (a
+// controller of another shard): no request of the run's controller, so no
+// event.
+func (s *Server) Plant(key Key, r Route) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes[key] = r
+}
+
 // Clear empties the table, as a restarted proxy would be.
 func (s *Server) Clear() {
 	s.mu.Lock()

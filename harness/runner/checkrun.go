@@ -27,6 +27,23 @@ func (r *run) runCheck(ctx context.Context, c client.WithWatch, chk checks.Check
 	return r.runCheckIn(ctx, c, chk, &lane{ctrl: r.ctrl, proxy: r.proxy, prior: r.priorProof()})
 }
 
+// restoreScope gives the run's controller back its own scope when a check
+// started it watching fewer namespaces (checks.T.StartControllerIn): the
+// next check's objects must be in its view. A start that fails leaves the
+// process exited, and the next check starts it again and says so.
+func (r *run) restoreScope(ctx context.Context, ctrl *controller) {
+	if !ctrl.startedIn() || ctx.Err() != nil {
+		return
+	}
+	if err := ctrl.Kill(ctx); err != nil {
+		ctrl.log.Mark("--- the harness could not stop the controller it had started with a narrower scope: " + err.Error() + " ---")
+		return
+	}
+	if err := ctrl.Start(ctx); err != nil {
+		ctrl.log.Mark("--- the harness could not start the controller again with its own scope: " + err.Error() + " ---")
+	}
+}
+
 // runCheckIn runs one check in its lane: its namespace, the controller
 // alive (restarted as a Deployment would if it had exited), the check under
 // its timeout, and the diagnosis when it fails.
@@ -44,6 +61,9 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 				return res
 			}
 		}
+	}
+	if l.ctrl != nil && l.ctrl == r.ctrl {
+		defer r.restoreScope(ctx, l.ctrl)
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, r.opts.Timeouts.Check)
 	defer cancel()

@@ -52,6 +52,9 @@ type controller struct {
 
 	mu   sync.Mutex
 	proc *ctrlproc.Process // the current process; replaced by Start
+	// scoped says the current process was started by StartIn, with a
+	// narrower scope than cfg's.
+	scoped bool
 }
 
 func (c *controller) current() *ctrlproc.Process {
@@ -65,18 +68,55 @@ func (c *controller) current() *ctrlproc.Process {
 // the ports, see ctrlproc.PortTaken) is started again on other ports; one
 // that exits before it is ready for any other reason fails the start with
 // its last lines (*exitedEarly).
-func (c *controller) Start(ctx context.Context) error {
+func (c *controller) Start(ctx context.Context) error { return c.start(ctx, c.cfg, false) }
+
+// StartIn runs a new process with --namespaces=namespaces (the scaffold's
+// flag, after any of cfg's: the last one counts) and says whether it
+// watches only those. A binary without the flag exits at once saying so;
+// it is then started as Start starts it. Nothing of the learner's runs
+// outside the process's sandbox to find that out.
+func (c *controller) StartIn(ctx context.Context, namespaces []string) (bool, error) {
+	cfg := c.cfg
+	cfg.Args = append(slices.Clone(cfg.Args), "--"+namespacesFlag+"="+strings.Join(namespaces, ","))
+	err := c.start(ctx, cfg, true)
+	if early, ok := errors.AsType[*exitedEarly](err); ok && unknownFlag(early.lines, namespacesFlag) {
+		c.log.Mark("--- the controller has no --" + namespacesFlag + " flag: starting it again watching every namespace ---")
+		return false, c.Start(ctx)
+	}
+	return err == nil, err
+}
+
+// unknownFlag reports whether lines say the flag name is not defined (the
+// flag package's words).
+func unknownFlag(lines []string, name string) bool {
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasSuffix(l, "flag provided but not defined: -"+name) || strings.HasSuffix(l, "unknown flag: --"+name) {
+			return true
+		}
+	}
+	return false
+}
+
+// startedIn says the current process runs with a scope of StartIn's.
+func (c *controller) startedIn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scoped
+}
+
+func (c *controller) start(ctx context.Context, cfg ctrlproc.Config, scoped bool) error {
 	if c.current() != nil {
 		c.releaseLeases(ctx)
 	}
 	for attempt := 1; ; attempt++ {
 		since := time.Now()
-		p, err := ctrlproc.Start(ctx, c.cfg, c.log)
+		p, err := ctrlproc.Start(ctx, cfg, c.log)
 		if err != nil {
 			return err
 		}
 		c.mu.Lock()
-		c.proc = p
+		c.proc, c.scoped = p, scoped
 		c.mu.Unlock()
 		err = p.WaitReady(ctx, c.ready)
 		if err == nil {

@@ -245,3 +245,23 @@ func TestChecksRunSideBySideOnlyInALearnersRunWithTheFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUnknownNamespacesFlagIsRecognised: a binary without the scaffold's
+// --namespaces flag says so in the flag package's words (or pflag's) when
+// StartIn gives it one; nothing else is taken for it.
+func TestAnUnknownNamespacesFlagIsRecognised(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{"flag provided but not defined: -namespaces", "Usage of manager:"}, true},
+		{[]string{"Error: unknown flag: --namespaces"}, true},
+		{[]string{"flag provided but not defined: -namespaces-extra"}, false},
+		{[]string{"unable to start manager", "namespaces: forbidden"}, false},
+		{nil, false},
+	} {
+		if got := unknownFlag(tc.lines, namespacesFlag); got != tc.want {
+			t.Errorf("unknownFlag(%q) = %v, want %v", tc.lines, got, tc.want)
+		}
+	}
+}

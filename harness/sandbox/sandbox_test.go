@@ -131,6 +131,21 @@ func sh(script string) Spec {
 	return Spec{Path: "/bin/sh", Args: []string{"-c", script}}
 }
 
+// waitExeced is a shell fragment that waits (at most 20 s) until a process
+// runs each of the command lines: a child forked with & shows its parent
+// shell's command line until it has exec'd, and on a busy machine the
+// script can end before that.
+func waitExeced(cmdlines ...string) string {
+	var b strings.Builder
+	b.WriteString("i=0\nwhile [ $i -lt 200 ]; do\n  all='|'\n" +
+		"  for f in /proc/[0-9]*/cmdline; do all=\"$all$(tr '\\000' ' ' <\"$f\" 2>/dev/null)|\"; done\n  ok=1\n")
+	for _, c := range cmdlines {
+		fmt.Fprintf(&b, "  case \"$all\" in *'|%s |'*) ;; *) ok=0 ;; esac\n", c)
+	}
+	b.WriteString("  [ $ok = 1 ] && break\n  i=$((i+1)); sleep 0.1\ndone")
+	return b.String()
+}
+
 func run(t *testing.T, s *Sandbox, spec Spec, wall time.Duration) Result {
 	t.Helper()
 	res, err := s.Run(context.Background(), spec, wall, "test")
@@ -235,9 +250,9 @@ func TestWhatItLeavesIsKilledAndRemoved(t *testing.T) {
 	res := run(t, s, sh(`setsid sleep 1000 </dev/null >/dev/null 2>&1 &
 (sleep 1001 </dev/null >/dev/null 2>&1 &)
 touch /tmp/gw10-sandbox-leftover /dev/shm/gw10-sandbox-leftover
+`+waitExeced("sleep 1000", "sleep 1001")+`
 exit 0`), 30*time.Second)
-	// A process may be caught before it has exec'd its sleep (it is then
-	// still "setsid sleep 1000"): the names are checked, not the order.
+	// The names are checked, not the order.
 	cut := strings.Join(res.CutOff, "\n")
 	if len(res.Left) != 2 || !strings.Contains(cut, "killed 2 processes left behind: ") ||
 		!strings.Contains(cut, "sleep 1000 (pid") || !strings.Contains(cut, "sleep 1001 (pid") {

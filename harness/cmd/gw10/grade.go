@@ -5,10 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
@@ -45,14 +42,11 @@ func runGradeAs(ctx context.Context, args []string, graderCommit string) error {
 	if f.run != "" {
 		return fmt.Errorf("grade runs every check; use check --run for a selection")
 	}
-	g := gradeRun{submission: *submission, submissionRef: *submissionRef, upstreamRef: *upstreamRef, out: *out, graderCommit: graderCommit}
-	switch *sandboxMode {
-	case "auto":
-	case "off":
-		g.noSandbox = "--sandbox=off"
-	default:
-		return fmt.Errorf("--sandbox is auto or off, not %q", *sandboxMode)
+	noSandbox, err := grade.SandboxOff(*sandboxMode)
+	if err != nil {
+		return err
 	}
+	g := gradeRun{submission: *submission, submissionRef: *submissionRef, upstreamRef: *upstreamRef, out: *out, graderCommit: graderCommit, noSandbox: noSandbox}
 	return g.run(ctx, f)
 }
 
@@ -62,7 +56,8 @@ type gradeRun struct {
 	// graderCommit is the commit this grader was built from ("": a working
 	// tree); an official grade needs the upstream commit's.
 	graderCommit string
-	// noSandbox, when set, says why learner code runs unsandboxed.
+	// noSandbox, when set, says why learner code runs unsandboxed
+	// (grade.SandboxOff).
 	noSandbox string
 	sandbox   sandbox.Options
 	// selection, for tests only, grades these checks (the unit tests run
@@ -98,7 +93,7 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	tree, err := grade.Assemble(ctx, grade.Options{
 		Root: f.root, UpstreamRef: *upstreamRef, Step: f.step,
 		Submission: *submission, SubmissionRef: *submissionRef,
-		Leave: solutionDirs(),
+		Leave: grade.SolutionDirs(steps.All()),
 	})
 	if err != nil {
 		return fmt.Errorf("assembling the grading tree: %w", err)
@@ -106,7 +101,7 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	defer func() { _ = tree.Remove() }()
 	// Learner code runs in the sandbox; where none can be made, the first
 	// line says the grade is not official, and so does every report.
-	sb, sandboxed := gr.openSandbox(ctx, hiddenFromLearnerCode(ctx, f.root, *out))
+	sb, sandboxed := grade.OpenSandbox(ctx, gr.noSandbox, gr.sandbox, grade.HiddenFromLearnerCode(ctx, f.root, *out))
 	if !sandboxed.Enforced {
 		fmt.Printf("gw10: UNSANDBOXED, NOT AN OFFICIAL GRADE: learner code runs as this user (%s)\n", sandboxed.Reason)
 	}
@@ -129,17 +124,10 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	if rep == nil {
 		return runErr
 	}
-	if stage := harnessFailure(rep); stage != "" && tree.Grading.Official {
-		// A zero here would be the machine's grade, not the submission's.
-		fmt.Fprintf(os.Stderr, "gw10: no grade: the %s stage failed, which nothing in a submission causes (a busy machine, most often; see above). "+
-			"Grade it again; no reports written.\n", stage)
+	if err := tree.Conclude(rep, sandboxed, gr.graderCommit); err != nil {
+		fmt.Fprintf(os.Stderr, "gw10: %v\n", err) // grade.NoGrade
 		return exitError{3}
 	}
-	tree.Grading.Sandbox = &sandboxed
-	if tree.Grading.Official {
-		tree.Grading.Grader = graderOf(gr.graderCommit, tree.Grading.Upstream.Commit)
-	}
-	rep.Grading = &tree.Grading
 	rep.Finish()
 	rep.TerminalView(os.Stdout, f.view())
 	if runErr != nil {
@@ -163,62 +151,6 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 	return exitFor(rep)
 }
 
-// harnessFailure names the harness's own stage (the runner marks them) that
-// failed, or "": such a failure says nothing about the submission.
-func harnessFailure(rep *report.Report) string {
-	for _, st := range rep.Stages {
-		if st.Status == report.Fail && st.Harness {
-			return st.Name
-		}
-	}
-	return ""
-}
-
-// graderOf says where the grader's checks come from, and why they are not
-// the upstream commit's when they are not.
-func graderOf(built, upstream string) *report.Grader {
-	g := &report.Grader{Commit: built}
-	switch {
-	case built == "":
-		g.Reason = fmt.Sprintf("the grader was built from a working tree, not from the upstream commit %.12s "+
-			"(make grade SUBMISSION=… builds it from a clean export of that commit)", upstream)
-	case built != upstream:
-		g.Reason = fmt.Sprintf("the grader was built from %.12s, not from the upstream commit %.12s", built, upstream)
-	}
-	return g
-}
-
-// openSandbox opens the grade's sandbox, where the directories of hide
-// read empty, or says why there is none.
-func (gr gradeRun) openSandbox(ctx context.Context, hide []string) (*sandbox.Sandbox, report.Sandbox) {
-	if gr.noSandbox != "" {
-		return nil, report.Sandbox{Reason: gr.noSandbox}
-	}
-	opts := gr.sandbox
-	opts.Hide = append(slices.Clone(opts.Hide), hide...)
-	sb, err := sandbox.Open(ctx, opts)
-	if err != nil {
-		return nil, report.Sandbox{Reason: err.Error()}
-	}
-	return sb, report.Sandbox{Enforced: true, User: sb.User()}
-}
-
-// hiddenFromLearnerCode are the directories learner code must not read:
-// the upstream checkout (its solutions/), the reports' directory, and the
-// grader's home and Go caches (credentials, the module and build caches).
-func hiddenFromLearnerCode(ctx context.Context, root, out string) []string {
-	hide := []string{root, out}
-	if home, err := os.UserHomeDir(); err == nil {
-		hide = append(hide, home)
-	}
-	for _, v := range []string{"GOMODCACHE", "GOCACHE"} {
-		if p, err := exec.CommandContext(ctx, "go", "env", v).Output(); err == nil && strings.TrimSpace(string(p)) != "" {
-			hide = append(hide, strings.TrimSpace(string(p)))
-		}
-	}
-	return hide
-}
-
 // gradeLearnerCode says how learner code runs: in sb unless it is nil,
 // and, in tests, a selection of the checks and the unit tests' wall time.
 type gradeLearnerCode struct {
@@ -239,18 +171,13 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 		}
 		return rep, nil
 	}
-	// cgo off: no C compiler runs on the submission's behalf; no module is
-	// fetched or changed for it.
-	goEnv := []string{"GOWORK=" + filepath.Join(tree.Dir, "go.work"), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOPROXY=off"}
-	foreign, err := grade.ForeignImports(ctx, tree.StepDir, goEnv, tree.Allowed)
-	if err != nil {
+	if err := tree.RefuseForeignImports(ctx, f.step); err != nil {
 		return nil, err
 	}
-	if len(foreign) > 0 {
-		tree.Refuse(fmt.Sprintf("%s/ imports packages from outside its module and the workbook's requirements:\n  - %s",
-			f.step, strings.Join(inline(foreign), "\n  - ")))
+	if !tree.Grading.Gradable {
 		return gradeTree(ctx, f, tree, lc)
 	}
+	goEnv := tree.GoEnv()
 	gen, err := gotool.Path(ctx, tree.Dir, "controller-gen")
 	if err != nil {
 		return nil, err
@@ -286,24 +213,4 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 		opts.UnitTestsAlways = true
 	}
 	return runner.Run(ctx, opts)
-}
-
-// solutionDirs are the reference solutions, which a grading tree leaves out:
-// learner code there finds none to import, build or copy.
-func solutionDirs() []string {
-	var out []string
-	for _, st := range steps.All() {
-		out = append(out, filepath.ToSlash(st.SolutionDir))
-	}
-	return out
-}
-
-// inline is each of items on one line (report.Inline): an item of a list a
-// reason gives cannot pass for two.
-func inline(items []string) []string {
-	out := make([]string, len(items))
-	for i, s := range items {
-		out[i] = report.Inline(s)
-	}
-	return out
 }

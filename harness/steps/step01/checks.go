@@ -768,9 +768,13 @@ whose EdgeRoute is gone, so Reconcile's NotFound path withdraws them. A finalize
 the deleted EdgeRoute (with a deletionTimestamp) until Reconcile has withdrawn its route
 and removed the finalizer, so the restarted controller finds it in its first list. The
 check programs three routes, kills the controller, deletes two of them, keeps the proxy's
-table and starts the controller again: the first deleted route must be withdrawn, the
-object gone, and the kept route never withdrawn (a sweep withdraws only what has no
-EdgeRoute). The
+table and starts the controller again, watching only the check's namespace (the
+scaffold's --namespaces): the first deleted route must be withdrawn, the object gone,
+and the kept route never withdrawn (a sweep withdraws only what has no EdgeRoute). The
+proxy is shared: it also holds a route of another namespace, another shard's. A cache
+scoped to some namespaces answers a Get elsewhere with an error, not NotFound: that key
+is not this controller's to judge, so skip it (log it) and withdraw the orphans you did
+find; never let it end the sweep, and never withdraw it. The
 proxy is still starting when the controller comes back: it refuses to list its routes
 (503) for a couple of seconds, so a sweep must retry a listing that failed, with backoff,
 and never report "0 orphans" for a table it could not read. The second deleted
@@ -798,20 +802,30 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 		t.Did(evidence.ProxyChanged, again.Object(), "the proxy will keep the next withdraw of %s in flight, unanswered, while its EdgeRoute is created again", again)
 		t.Proxy.HoldWithdraw(again.Key())
 		defer t.Proxy.ReleaseWithdraw(again.Key())
-		t.StartController(ctx)
-		overlap := recreatedInFlight(ctx, t, again, stopped)
+		// The proxy is shared: it also holds a route of a namespace this
+		// controller does not watch, put there by another shard's.
+		foreign := proxy.Key{Namespace: t.Namespace + "-other-shard", Name: "stray"}
+		t.Did(evidence.ProxyChanged, "", "the proxy also holds %s, a route of a namespace the restarted controller does not watch (another shard's)", foreign)
+		t.Proxy.Plant(foreign, proxy.Route{Hostname: "stray.example.com", Prefix: "/", Service: "stray", Port: 8080, Generation: 1})
+		shared := ""
+		if t.StartControllerIn(ctx, t.Namespace) {
+			shared = fmt.Sprintf("\n  the proxy also holds %s, of a namespace the controller does not watch (another shard's route): "+
+				"a route the controller cannot judge must keep no route of a deleted EdgeRoute from being withdrawn (%s)", foreign, ClauseRestart)
+		}
+		overlap := recreatedInFlight(ctx, t, again, stopped, shared)
 
 		// A sweep retries on a timer of its own, off the queue: the
 		// controller's idleness while it waits proves nothing.
 		t.WaitPatiently(ctx, t.Timeouts.Converge, "the route of "+deleted.String()+" to be withdrawn", func() error {
 			if _, held := t.Proxy.Route(deleted.Key()); held {
 				return fmt.Errorf("the proxy still holds %s, whose EdgeRoute was deleted while the controller was stopped\n"+
-					"  expected: withdrawn once the controller is back, also when the proxy cannot be listed at first\n"+
+					"  expected: withdrawn once the controller is back, also when the proxy cannot be listed at first or holds routes of other namespaces\n"+
 					"  observed: still routed after the controller started again (%s)\n"+
-					"  listings: %s", deleted.Key(), ClauseDeleted, listings(t.Proxy.Listings(), stopped))
+					"  listings: %s%s", deleted.Key(), ClauseDeleted, listings(t.Proxy.Listings(), stopped), shared)
 			}
 			return nil
 		})
+
 		gone(ctx, t, deleted)
 		kept.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		for _, ev := range t.Proxy.Events(kept.Key()) {
@@ -822,6 +836,12 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 			}
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, again.Name, kept.Name)
+		for _, ev := range t.Proxy.Events(foreign) {
+			if shared != "" && ev.Method == http.MethodDelete {
+				t.Fatalf("the controller, watching only %s, withdrew %s at %s, a route of a namespace it does not watch: another shard's route, not its to judge (%s)",
+					t.Namespace, foreign, ev.Received.Format("15:04:05.000"), ClauseRestart)
+			}
+		}
 		if overlap != "" {
 			t.Fatalf("%s, created again under the name of an EdgeRoute deleted while the controller was stopped, lost its route after it was pushed: %s "+
 				"(%s; %s: whatever pushed it again is all that put it back)", again, overlap, ClauseRestart, ClauseNoFlap)
@@ -837,13 +857,13 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 // holdWindow. It returns what the proxy's requests show when the new
 // EdgeRoute's push and the old one's withdraw were in flight at once, for
 // the check to judge last: its other findings name a cause more precisely.
-func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stopped time.Time) (overlap string) {
+func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stopped time.Time, shared string) (overlap string) {
 	var sent time.Time
 	t.WaitPatiently(ctx, t.Timeouts.Converge, "the withdraw of "+r.String()+" to reach the proxy", func() error {
 		at, held := t.Proxy.WithdrawHeld(r.Key())
 		if !held {
-			return fmt.Errorf("the proxy\n  expected: a withdraw of %s, whose EdgeRoute was deleted while the controller was stopped\n  observed: none\n  listings: %s",
-				r.Key(), listings(t.Proxy.Listings(), stopped))
+			return fmt.Errorf("the proxy\n  expected: a withdraw of %s, whose EdgeRoute was deleted while the controller was stopped\n  observed: none\n  listings: %s%s",
+				r.Key(), listings(t.Proxy.Listings(), stopped), shared)
 		}
 		sent = at
 		return nil
