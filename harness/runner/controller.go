@@ -33,11 +33,22 @@ const driftFlag = "dataplane-drift-period"
 
 // driftArgs are the flags that give binary the harness's drift period: none
 // when it has no driftFlag.
-func driftArgs(ctx context.Context, binary string) []string {
-	if !hasFlag(ctx, binary, driftFlag) {
+func driftArgs(ctx context.Context, binary string, sb *sandbox.Sandbox) []string {
+	if !binaryHasFlag(ctx, binary, sb, driftFlag) {
 		return nil
 	}
 	return []string{fmt.Sprintf("--%s=%s", driftFlag, checks.DriftPeriod)}
+}
+
+// binaryHasFlag reports whether the learner's binary defines the flag name,
+// from its -h output, run as the controller runs: in the sandbox sb when
+// there is one, since in a grade no learner code runs outside it.
+func binaryHasFlag(ctx context.Context, binary string, sb *sandbox.Sandbox, name string) bool {
+	if sb == nil {
+		return hasFlag(ctx, binary, name)
+	}
+	res, err := sb.Run(ctx, sandbox.Spec{Path: binary, Args: []string{"-h"}}, 10*time.Second, "the controller's -h")
+	return err == nil && flagIn(string(res.Output), name)
 }
 
 // controller is the handle checks use on the learner's controller process:
@@ -339,7 +350,6 @@ func (r *run) startController(ctx context.Context, binary string) error {
 	}
 	cfg := ctrlproc.Config{Binary: binary, Kubeconfig: r.kubeconfig, DataplaneURL: r.proxy.URL(),
 		LogFile: filepath.Join(r.dir, "controller.log"), LeaseNamespace: leaseNS}
-	cfg.Args = append(cfg.Args, driftArgs(ctx, binary)...)
 	if sb := r.opts.Sandbox; sb != nil {
 		// Copies the sandbox's user can read and not change; the run's own
 		// directory is closed to it.
@@ -358,6 +368,7 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		}
 		cfg.Connect = []string{r.apiserver, proxy}
 	}
+	cfg.Args = append(cfg.Args, driftArgs(ctx, cfg.Binary, cfg.Sandbox)...)
 	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout, leases: admin}
 	r.onTeardown(func() {
 		if p := r.ctrl.current(); p != nil {

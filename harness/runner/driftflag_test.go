@@ -25,10 +25,32 @@ func TestTheDriftPeriodGoesOnlyToABinaryThatHasTheFlag(t *testing.T) {
 	}
 	with := script("with", "Usage of manager:\n  -dataplane-drift-period duration\n    \tHow often ... (default 30s)\n  -dataplane-url string\n")
 	without := script("without", "Usage of manager:\n  -dataplane-url string\n")
-	if got := driftArgs(context.Background(), with); !slices.Equal(got, []string{"--dataplane-drift-period=" + checks.DriftPeriod.String()}) {
+	if got := driftArgs(context.Background(), with, nil); !slices.Equal(got, []string{"--dataplane-drift-period=" + checks.DriftPeriod.String()}) {
 		t.Errorf("a binary with the flag gets %q", got)
 	}
-	if got := driftArgs(context.Background(), without); got != nil {
+	if got := driftArgs(context.Background(), without, nil); got != nil {
 		t.Errorf("a binary without the flag gets %q", got)
+	}
+}
+
+// TestAGradesFlagCheckRunsTheBinaryInTheSandbox: in a grade the binary's
+// -h runs as the sandbox's user, like the controller: a binary that prints
+// the flag only when it runs as root is found without it.
+func TestAGradesFlagCheckRunsTheBinaryInTheSandbox(t *testing.T) {
+	sb := openSandbox(t)
+	src := filepath.Join(t.TempDir(), "manager")
+	usage := "#!/bin/sh\nif [ \"$(id -u)\" = 0 ]; then echo '  -dataplane-drift-period duration' >&2; fi\necho '  -dataplane-url string' >&2\nexit 2\n"
+	if err := os.WriteFile(src, []byte(usage), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := sb.Install(src, filepath.Join("bin", "manager"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := driftArgs(context.Background(), bin, sb); got != nil {
+		t.Errorf("the flag check ran the binary as root: it got %q", got)
+	}
+	if got := driftArgs(context.Background(), src, nil); got == nil && os.Getuid() == 0 {
+		t.Error("without a sandbox, as root, the binary shows the flag and the check misses it")
 	}
 }

@@ -110,7 +110,12 @@ func hasFlag(ctx context.Context, binary, name string) bool {
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, _ := exec.CommandContext(hctx, binary, "-h").CombinedOutput()
-	return strings.Contains(string(out), "-"+name+" ") || strings.Contains(string(out), "-"+name+"\n")
+	return flagIn(string(out), name)
+}
+
+// flagIn reports whether a -h output defines the flag name.
+func flagIn(usage, name string) bool {
+	return strings.Contains(usage, "-"+name+" ") || strings.Contains(usage, "-"+name+"\n")
 }
 
 // stopSharedController stops the start stage's controller, which watches
