@@ -810,7 +810,7 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 		shared := ""
 		if t.StartControllerIn(ctx, t.Namespace) {
 			shared = fmt.Sprintf("\n  the proxy also holds %s, of a namespace the controller does not watch (another shard's route): "+
-				"a route the controller cannot judge must keep no route of a deleted EdgeRoute from being withdrawn (%s)", foreign, ClauseRestart)
+				"a route the controller cannot judge must not stop it from withdrawing the routes of deleted EdgeRoutes (%s)", foreign, ClauseRestart)
 		}
 		overlap := recreatedInFlight(ctx, t, again, stopped, shared)
 
@@ -862,7 +862,7 @@ func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stoppe
 	t.WaitPatiently(ctx, t.Timeouts.Converge, "the withdraw of "+r.String()+" to reach the proxy", func() error {
 		at, held := t.Proxy.WithdrawHeld(r.Key())
 		if !held {
-			return fmt.Errorf("the proxy\n  expected: a withdraw of %s, whose EdgeRoute was deleted while the controller was stopped\n  observed: none\n  listings: %s%s",
+			return fmt.Errorf("the proxy\n  expected: a withdraw of %s, the second EdgeRoute deleted while the controller was stopped (the check creates it again next)\n  observed: none\n  listings: %s%s",
 				r.Key(), listings(t.Proxy.Listings(), stopped), shared)
 		}
 		sent = at
