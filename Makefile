@@ -221,14 +221,14 @@ test-unit: test-needs-solutions ## The fast tier: the harness's tests that need 
 test-envtest: test-needs-solutions $(GW10) ## The tests on envtest (with the unit tier's), without the mutants and variants; every solution's own suite.
 	@$(GW10) assets
 	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
-	  KUBEBUILDER_ASSETS="$$assets" $(GO_TEST) -timeout 45m -skip '$(MUTANT_TESTS)' ./harness/... || status=$$?; exit $$status
+	  KUBEBUILDER_ASSETS="$$assets" $(GO_TEST) -timeout 75m -skip '$(MUTANT_TESTS)' ./harness/... || status=$$?; exit $$status
 
 .PHONY: test-mutants
 test-mutants: test-needs-solutions $(GW10) ## The kill table: every mutant fails its check, every variant passes (SHARD=i/n: the i-th of n shares).
 	@$(GW10) assets
 	@rm -f .gw10/kill-table.txt
 	@status=0; KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" GW10_SHARD="$$SHARD" \
-	  $(GO_TEST) -timeout 45m -run '$(MUTANT_TESTS)' ./harness/runner || status=$$?; $(KILL_TABLE); exit $$status
+	  $(GO_TEST) -timeout 75m -run '$(MUTANT_TESTS)' ./harness/runner || status=$$?; $(KILL_TABLE); exit $$status
 
 # make test runs every test once: the unit tier first (it fails in minutes,
 # not after the long runs), which lists the tests it skips in GW10_SKIPPED
@@ -237,14 +237,14 @@ test-mutants: test-needs-solutions $(GW10) ## The kill table: every mutant fails
 # every solution's suite.
 .PHONY: test
 test: export GW10_SKIPPED := $(CURDIR)/.gw10/skipped-by-unit.txt
-test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test suite (needs solutions/): lint, then every tier (about 25 minutes on 2 cores).
+test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test suite (needs solutions/): lint, then every tier (about 50 minutes on 2 cores).
 	@$(GW10) assets
 	@rm -f .gw10/kill-table.txt
 	@echo "the tests the unit tier skipped (on envtest: the runner package is the long one) and every step's solution's suite"
 	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
 	  if [ -s "$$GW10_SKIPPED" ]; then \
 	    pkgs="$$(cut -f1 "$$GW10_SKIPPED" | sort -u)"; names="$$(cut -f2 "$$GW10_SKIPPED" | sort -u | paste -sd'|' -)"; \
-	    KUBEBUILDER_ASSETS="$$assets" GW10_SKIPPED= $(GO_TEST) -timeout 45m -run "^($$names)\$$" $$pkgs || status=$$?; fi; \
+	    KUBEBUILDER_ASSETS="$$assets" GW10_SKIPPED= $(GO_TEST) -timeout 75m -run "^($$names)\$$" $$pkgs || status=$$?; fi; \
 	  $(KILL_TABLE); exit $$status
 
 .PHONY: kind-image

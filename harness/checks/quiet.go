@@ -190,7 +190,7 @@ func (w QuietWindow) Busy() []string {
 		out = append(out, s)
 	}
 	if n := len(w.Reads); n > 0 {
-		out = append(out, fmt.Sprintf("the controller read its routes from the proxy %s in %s with nothing changing",
+		out = append(out, fmt.Sprintf("the controller read single routes from the proxy (GET /v1/routes/<namespace>/<name>, as a withdraw that names the route's uid does first) %s in %s with nothing changing",
 			Times(n), w.Length().Round(10*time.Millisecond)))
 	}
 	if n := len(w.Listings); n > ToleratedListings(w.Length()) {

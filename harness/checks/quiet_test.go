@@ -292,7 +292,7 @@ func TestAReadOfAWindowsRouteIsWork(t *testing.T) {
 	waitUntil(t, func() bool { return len(p.Reads()) > 0 }) // reading before the window opens
 	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	busy := strings.Join(w.Busy(), "\n")
-	if !strings.Contains(busy, "read its routes from the proxy") {
+	if !strings.Contains(busy, "read single routes from the proxy") {
 		t.Fatalf("reads of the window's route did not make it busy: %q", busy)
 	}
 	for _, r := range w.Reads {

@@ -9,8 +9,9 @@ type EdgeRouteSpec struct {
 	//gw10:begin validation
 	//gw10:todo Validate the spec with +kubebuilder:validation markers on each field, so
 	//gw10:todo that the API server rejects bad EdgeRoutes with a message naming the field:
-	//gw10:todo hostname an RFC 1123 DNS subdomain, prefix starting with "/", service a
-	//gw10:todo DNS-1035 label, port 1-65535 (check: crd-schema).
+	//gw10:todo hostname an RFC 1123 DNS subdomain (at most 253 characters), prefix
+	//gw10:todo starting with "/" (at most 1024 characters), service a DNS-1035 label
+	//gw10:todo (at most 63), port 1-65535 (check: crd-schema).
 	//gw10:stub
 	//gw10:end
 
