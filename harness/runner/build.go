@@ -94,61 +94,81 @@ func relPaths(out string, opts Options) string {
 	})
 }
 
-// unitStage runs the step's unit tests (no cluster needed) before the
+// buildStages build the controller into the run directory and regenerate
+// from the markers. Build first: a compile error is best reported by the
+// compiler. Then rebuild if the deepcopy code changed. gw10 watch, which
+// knows the generated files are those of the markers (run.generated), skips
+// the generator.
+func (r *run) buildStages(binary *string) []stage {
+	compile := stage{name: "build", do: func(ctx context.Context) (err error) { *binary, err = build(ctx, r.opts, r.dir); return err }}
+	if r.generated != "" {
+		return []stage{compile, {name: "generate", skip: r.generated}}
+	}
+	return []stage{compile, {name: "generate", do: func(ctx context.Context) error {
+		changed, cached, err := generate(ctx, r.opts)
+		if cached {
+			r.note("generate: no marker, api/ or generated file changed since controller-gen last ran here; not run again")
+		}
+		if err == nil && changed {
+			*binary, err = build(ctx, r.opts, r.dir)
+		}
+		return err
+	}}}
+}
+
+// unitStages run the step's unit tests (no cluster needed) before the
 // cluster stage. A failure is reported, and the checks still run: they say
 // more about the controller than a red unit test alone. What the harness
 // reads after this stage (the built binary, the CRDs, the role) is hashed
 // before and checked after: learner code that changed any of it stops the
 // run, whatever ran it (the sandbox makes it impossible; without one it is
 // the last guard).
-func (r *run) unitStage(ctx context.Context, binary string) bool {
-	if r.opts.Step.UnitTests == "" {
-		return true
-	}
-	if r.opts.ChecksOnly {
-		fmt.Fprintf(r.opts.Out, "  %-24s skipped (checks only)\n", "unit tests ...")
-		return true
-	}
-	if r.opts.partial() && !r.opts.UnitTestsAlways {
+func (r *run) unitStages(binary *string) []stage {
+	switch {
+	case r.opts.Step.UnitTests == "":
+		return nil
+	case r.opts.ChecksOnly:
+		return []stage{{name: "unit tests", skip: "checks only"}}
+	case r.opts.partial() && !r.opts.UnitTestsAlways:
 		// Said, not silently left out: a learner who just wrote the
 		// function those tests cover wonders whether it was tested.
-		fmt.Fprintf(r.opts.Out, "  %-24s skipped (a --run selection runs checks only; make check without --run runs them)\n", "unit tests ...")
-		return true
+		return []stage{{name: "unit tests", skip: "a --run selection runs checks only; make check without --run runs them"}}
 	}
+	return []stage{{name: "unit tests", failThrough: true, do: func(ctx context.Context) error { return r.guardedUnitTests(ctx, *binary) }}}
+}
+
+// guardedUnitTests runs the unit tests, in the sandbox when the run has
+// one, and fails for good (stopErr) when they changed what the run reads
+// next.
+func (r *run) guardedUnitTests(ctx context.Context, binary string) error {
 	read := readAfterUnitTests(r.opts.StepDir, binary)
 	before, err := hashFiles(read)
 	if err != nil {
-		return r.stage(ctx, "unit tests", func() error { return err })
+		return stopErr{err}
 	}
-	tampered := false
-	r.stage(ctx, "unit tests", func() error {
-		var err error
-		if r.opts.Sandbox != nil {
-			err = r.sandboxedUnitTests(ctx)
-		} else {
-			var cached bool
-			cached, err = unitTests(ctx, r.opts)
-			if cached {
-				r.note("unit tests: passed before on these very sources and inputs; the result is from Go's test cache (go clean -testcache runs them again)")
+	if r.opts.Sandbox != nil {
+		err = r.sandboxedUnitTests(ctx)
+	} else {
+		var cached bool
+		cached, err = unitTests(ctx, r.opts)
+		if cached {
+			r.note("unit tests: passed before on these very sources and inputs; the result is from Go's test cache (go clean -testcache runs them again)")
+		}
+	}
+	after, herr := hashFiles(read)
+	if herr != nil {
+		return stopErr{errors.Join(err, herr)}
+	}
+	if changed := changedFiles(before, after); len(changed) > 0 {
+		for i, p := range changed {
+			if p == binary {
+				changed[i] = "the controller the harness built (" + p + ")"
 			}
 		}
-		after, herr := hashFiles(read)
-		if herr != nil {
-			return errors.Join(err, herr)
-		}
-		if changed := changedFiles(before, after); len(changed) > 0 {
-			tampered = true
-			for i, p := range changed {
-				if p == binary {
-					changed[i] = "the controller the harness built (" + p + ")"
-				}
-			}
-			return fmt.Errorf("the unit tests changed what the run reads after them, so it stops here: %s",
-				relPaths(strings.Join(changed, ", "), r.opts))
-		}
-		return err
-	})
-	return ctx.Err() == nil && !tampered
+		return stopErr{fmt.Errorf("the unit tests changed what the run reads after them, so it stops here: %s",
+			relPaths(strings.Join(changed, ", "), r.opts))}
+	}
+	return err
 }
 
 // readAfterUnitTests are the files the harness reads once the unit tests

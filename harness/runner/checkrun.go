@@ -159,40 +159,6 @@ func (r *run) runCheckIn(ctx context.Context, c client.WithWatch, chk checks.Che
 	return res
 }
 
-// priorProof is what an earlier check proved for the rest of the run (see
-// keepBlocker), for checks.Env.Prior.
-func (r *run) priorProof() *checks.Prior {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.prior
-}
-
-// keepBlocker keeps the first proof a failed check found that holds for the
-// rest of the run (its writes of the status are refused, every worker is
-// stuck): the later checks' waits name it as their prerequisite as soon as
-// their own evidence confirms it.
-func (r *run) keepBlocker(chk checks.Check, out checks.Outcome) {
-	if !out.Failed || out.Blocker == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.blockers == nil {
-		r.blockers = map[string]checks.Blocker{}
-	}
-	r.blockers[chk.ID] = *out.Blocker
-	if r.prior == nil {
-		r.prior = &checks.Prior{Check: chk.ID, Blocker: *out.Blocker}
-	}
-}
-
-// stuck says whether an earlier check proved every worker stuck: waiting
-// for the controller to go quiet is then in vain.
-func (r *run) stuck() bool {
-	p := r.priorProof()
-	return p != nil && p.Stuck()
-}
-
 // endOnCrash ends the check at once when the controller exits on its own,
 // with the exit as its cause, instead of waiting for every timeout.
 func (r *run) endOnCrash(ctx context.Context, cancel context.CancelCauseFunc, ctrl *controller) (stop func()) {
@@ -355,9 +321,7 @@ func (r *run) deleteNamespace(c client.Client, ns string, ctrl *controller) {
 	if !r.stuck() && ctrl != nil {
 		ctrl.waitQuiet(ctx, r.opts.Timeouts.Idle, r.opts.Timeouts.CleanupIdle)
 	}
-	r.mu.Lock()
-	r.namespaces = append(r.namespaces, ns)
-	r.mu.Unlock()
+	r.deleted(ns)
 }
 
 // deleteAllOf deletes every object of a kind in namespace ns: in one

@@ -44,20 +44,23 @@ type Progress interface {
 	CheckDone(i, n int, res report.CheckResult)
 }
 
-// drive runs the stages in order (build, generate, unit tests, cluster,
-// install CRD, controller identity, proxy stand-in, start controller) and,
-// as the plan says, the checks, or a row per check saying why it did not
-// run. It says whether every stage passed. The caller makes the run's
-// directory and tears the run down: what is kept between runs is its own.
+// drive runs the stages in order (build, generate, unit tests, probes,
+// cluster, install CRD, controller identity, proxy stand-in, start
+// controller: runStages) and, as the plan says, the checks, or a row per
+// check saying why it did not run. It says whether every stage passed. The
+// caller makes the run's directory and tears the run down: what is kept
+// between runs is its own.
 func (r *run) drive(ctx context.Context, p plan) bool {
 	var binary string
-	ok := r.compile(ctx, &binary)
+	ok := r.runStages(ctx, r.buildStages(&binary)...)
 	if p.built != nil {
 		p.built(ok)
 	}
-	ok = ok && r.unitStage(ctx, binary) && (!p.checks || r.probeStage(ctx)) &&
-		(p.cluster == nil || r.startedEarlier(ctx, "cluster", "during the build", p.cluster)) &&
-		r.deploy(ctx, binary)
+	var probes []stage
+	if p.checks {
+		probes = r.probeStages()
+	}
+	ok = ok && r.runStages(ctx, slices.Concat(r.unitStages(&binary), probes, clusterStage(p.cluster), r.deployStages(&binary))...)
 	if !p.checks {
 		return ok
 	}
@@ -117,7 +120,7 @@ func (r *run) runChecks(ctx context.Context, progress Progress, firstAlone bool)
 		r.onTeardown(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cluster.FinishNamespaces(ctx, c, r.namespaces)
+			cluster.FinishNamespaces(ctx, c, r.deletedNamespaces())
 		})
 	}
 	if progress == nil {

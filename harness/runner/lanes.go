@@ -180,9 +180,7 @@ func (r *run) inLanes(ctx context.Context, c client.WithWatch, chks []checks.Che
 	}
 	blocker := chks[first]
 	prior = &checks.Prior{Check: blocker.ID, Blocker: *r.blockerOf(blocker, results[first])}
-	r.mu.Lock()
-	r.prior = prior // the one a serial run keeps
-	r.mu.Unlock()
+	r.setPrior(prior) // the one a serial run keeps
 	for i := first + 1; i < n; i++ {
 		if ctx.Err() == nil {
 			started(i)
@@ -193,21 +191,6 @@ func (r *run) inLanes(ctx context.Context, c client.WithWatch, chks []checks.Che
 		emit(i, results[i])
 	}
 	return results
-}
-
-// blockerOf is the proof a failed check found that holds for the rest of
-// the run, if it found one.
-func (r *run) blockerOf(chk checks.Check, res report.CheckResult) *checks.Blocker {
-	if res.Status != report.Fail {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b, ok := r.blockers[chk.ID]
-	if !ok {
-		return nil
-	}
-	return &b
 }
 
 // runInLane runs one check in a lane of its own.

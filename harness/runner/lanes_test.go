@@ -237,7 +237,7 @@ func TestChecksRunSideBySideOnlyInALearnersRunWithTheFlag(t *testing.T) {
 			if opts.Checks == nil {
 				opts.Checks = st.Checks
 			}
-			r := &run{opts: opts, backend: fakeBackend{outlives: tc.outlives}, ctrl: &controller{cfg: ctrlproc.Config{Binary: tc.binary}}}
+			r := &run{opts: opts, world: world{backend: fakeBackend{outlives: tc.outlives}, ctrl: &controller{cfg: ctrlproc.Config{Binary: tc.binary}}}}
 			side, note := r.concurrently(context.Background())
 			if side != tc.side || (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {
 				t.Errorf("side by side %v, note %q; want %v, a note saying %q", side, note, tc.side, tc.note)

@@ -90,7 +90,7 @@ func (l *Loop) Run(ctx context.Context, order []checks.Check, progress Progress)
 	opts := l.opts
 	opts.Checks = order
 	rep := newReport(opts)
-	r := &run{opts: opts, rep: rep, proxy: l.base.proxy, dir: filepath.Join(l.base.dir, fmt.Sprintf("run-%d", l.runs))}
+	r := &run{opts: opts, rep: rep, world: world{proxy: l.base.proxy}, dir: filepath.Join(l.base.dir, fmt.Sprintf("run-%d", l.runs))}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		previousEnded()
 		return nil, fmt.Errorf("creating the run's directory: %w", err)

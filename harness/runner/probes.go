@@ -29,13 +29,13 @@ const probeWall = 2 * time.Minute
 // test's dependencies for minutes on two cores, in the stage of its own.
 const probeBuildBudget = 10 * time.Minute
 
-// probeStage builds the probes of the run's checks, each once, before any
+// probeStages build the probes of the run's checks, each once, before any
 // check runs: a first build compiles the grader's test and its
 // dependencies, which no check's timeout should pay for. What a build
 // finds against the learner's code (it does not compile, an initializer
 // is refused) is its check's failure, noted here; the stage fails only
 // when interrupted.
-func (r *run) probeStage(ctx context.Context) bool {
+func (r *run) probeStages() []stage {
 	var ps []checks.Check
 	for _, c := range r.opts.Checks {
 		if c.Probe != nil {
@@ -43,9 +43,9 @@ func (r *run) probeStage(ctx context.Context) bool {
 		}
 	}
 	if len(ps) == 0 {
-		return true
+		return nil
 	}
-	return r.stage(ctx, "build probes", func() error {
+	return []stage{{name: "build probes", do: func(ctx context.Context) error {
 		for _, c := range ps {
 			b, err := r.probeBinary(ctx, *c.Probe)
 			switch {
@@ -58,7 +58,7 @@ func (r *run) probeStage(ctx context.Context) bool {
 			}
 		}
 		return nil
-	})
+	}}}
 }
 
 // probe runs a grader-owned test (checks.Probe) built beside the step's

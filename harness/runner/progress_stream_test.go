@@ -44,17 +44,17 @@ func clusterWhileBuilding(t *testing.T, terminal bool) string {
 		}}.withDefaults(), rep: &report.Report{}}
 	wait := r.startClusterMeanwhile(context.Background())
 	ctx := context.Background()
-	if !r.stage(ctx, "build", func() error {
+	if !r.runStages(ctx, stage{name: "build", do: func(context.Context) error {
 		select {
 		case <-wrote:
 		case <-time.After(time.Minute): // generous: the machine may be busy
 			return fmt.Errorf("the cluster's start wrote nothing")
 		}
 		return nil // the build ends after the cluster's lines were written
-	}) {
+	}}) {
 		t.Fatalf("build stage failed:\n%s", out.String())
 	}
-	if !r.harnessStage(ctx, "cluster", wait) {
+	if !r.runStages(ctx, stage{name: "cluster", harness: true, do: func(context.Context) error { return wait() }}) {
 		t.Fatalf("cluster stage failed:\n%s", out.String())
 	}
 	return out.String()

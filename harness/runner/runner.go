@@ -206,11 +206,30 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	return rep, err
 }
 
-// run is the state of one pipeline run.
+// run is one pipeline run: what it was asked (opts), what it says (rep,
+// notes), what its stages made (world), what its checks leave for the ones
+// after them (proofs), and what stops it all (teardowns). Its stages run in
+// the driver (stages.go); its checks in runChecks (drive.go).
 type run struct {
-	opts    Options
-	rep     *report.Report
-	dir     string
+	opts Options
+	rep  *report.Report
+	dir  string
+	// notes are printed after the current stage's line.
+	notes []string
+	// generated, when set, says why the generated files are already
+	// those of the markers (gw10 watch): the generate stage is skipped.
+	generated string
+	// probeBins are the probes' test binaries built in this run, one per
+	// source (see probeBinary): checks sharing a probe build it once.
+	probeBins probeBins
+
+	world
+	proofs
+	teardowns
+}
+
+// world is what the stages made, which the checks run against.
+type world struct {
 	backend cluster.Backend
 	admin   client.WithWatch // see adminClient
 	proxy   *proxy.Server
@@ -225,24 +244,6 @@ type run struct {
 	// API server itself.
 	front  *apifront.Front
 	direct bool
-
-	mu         sync.Mutex // the cluster starts concurrently with the build
-	cleanups   []func()
-	namespaces []string // the checks' namespaces, deleted
-	notes      []string // printed after the current stage's line
-	// generated, when set, says why the generated files are already
-	// those of the markers (gw10 watch): the generate stage is skipped.
-	generated string
-	// prior is a proof a failed check found that holds for the rest of the
-	// run (see keepBlocker).
-	prior *checks.Prior
-	// blockers are the proofs each failed check found that hold for the
-	// rest of the run, by check (the checks that ran concurrently: see
-	// lanes.go).
-	blockers map[string]checks.Blocker
-	// probeBins are the probes' test binaries built in this run, one per
-	// source (see probeBinary): checks sharing a probe build it once.
-	probeBins probeBins
 }
 
 // note is said to the learner once the current stage's line is complete.
@@ -284,37 +285,30 @@ func (r *run) startClusterMeanwhile(ctx context.Context) (wait func() error) {
 	})
 }
 
-// compile builds the controller into the run directory and regenerates
-// from the markers. Build first: a compile error is best reported by the
-// compiler. Then rebuild if the deepcopy code changed.
-func (r *run) compile(ctx context.Context, binary *string) bool {
-	ok := r.stage(ctx, "build", func() (err error) { *binary, err = build(ctx, r.opts, r.dir); return err })
-	if ok && r.generated != "" {
-		fmt.Fprintf(r.opts.Out, "  %-24s skipped (%s)\n", "generate ...", r.generated)
-		r.rep.Stages = append(r.rep.Stages, report.Stage{Name: "generate", Status: report.Skip, Detail: r.generated})
-		return true
+// clusterStage waits for the control plane started while the controller
+// built (startClusterMeanwhile): its time is only the wait that was left,
+// often 0.0s, and its line says so rather than leave a learner to wonder
+// how a control plane started in no time. None when it is up already.
+func clusterStage(wait func() error) []stage {
+	if wait == nil {
+		return nil
 	}
-	return ok &&
-		r.stage(ctx, "generate", func() error {
-			changed, cached, err := generate(ctx, r.opts)
-			if cached {
-				r.note("generate: no marker, api/ or generated file changed since controller-gen last ran here; not run again")
-			}
-			if err == nil && changed {
-				*binary, err = build(ctx, r.opts, r.dir)
-			}
-			return err
-		})
+	return []stage{{name: "cluster", harness: true, aside: "started during the build",
+		do: func(context.Context) error { return wait() }}}
 }
 
-// deploy installs (or updates) the CRD and the controller's identity,
-// starts the proxy stand-in unless one runs already (gw10 watch keeps it),
-// and starts the controller.
-func (r *run) deploy(ctx context.Context, binary string) bool {
-	return r.stage(ctx, "install CRD", func() error { return r.installCRD(ctx) }) &&
-		r.harnessStage(ctx, "controller identity", func() error { return r.identity(ctx) }) &&
-		(r.proxy != nil || r.harnessStage(ctx, "proxy stand-in", func() error { return r.startProxy() })) &&
-		r.stage(ctx, "start controller", func() error { return r.startController(ctx, binary) })
+// deployStages install (or update) the CRD and the controller's identity,
+// start the proxy stand-in unless one runs already (gw10 watch keeps it),
+// and start the controller.
+func (r *run) deployStages(binary *string) []stage {
+	ss := []stage{
+		{name: "install CRD", do: r.installCRD},
+		{name: "controller identity", harness: true, do: r.identity},
+	}
+	if r.proxy == nil {
+		ss = append(ss, stage{name: "proxy stand-in", harness: true, do: func(context.Context) error { return r.startProxy() }})
+	}
+	return append(ss, stage{name: "start controller", do: func(ctx context.Context) error { return r.startController(ctx, *binary) }})
 }
 
 // makeDir creates the run's directory under $TMPDIR, after sweeping what
@@ -332,96 +326,8 @@ func (r *run) makeDir() error {
 	return nil
 }
 
-// stage runs one pipeline stage of the submission's (its code, markers or
-// CRD can fail it), reports it, and says whether to go on.
-func (r *run) stage(ctx context.Context, name string, f func() error) bool {
-	return r.runStage(ctx, name, false, "", f)
-}
-
-// harnessStage runs one of the harness's own stages: nothing a submission
-// holds can fail it (a control plane that does not start on a busy
-// machine), and its report says so (report.Stage.Harness).
-func (r *run) harnessStage(ctx context.Context, name string, f func() error) bool {
-	return r.runStage(ctx, name, true, "", f)
-}
-
-// startedEarlier is a harness stage whose work began before its line (the
-// cluster, started while the build runs): its time is only the wait that
-// was left, often 0.0s, and its line says so rather than leave a learner
-// to wonder how a control plane started in no time.
-func (r *run) startedEarlier(ctx context.Context, name, when string, f func() error) bool {
-	return r.runStage(ctx, name, true, "started "+when, f)
-}
-
-// runStage runs a stage and prints its line; aside, when set, follows the
-// time in the line's parentheses.
-func (r *run) runStage(ctx context.Context, name string, harness bool, aside string, f func() error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	out := stageOutOf(r.opts.Out)
-	out.begin(fmt.Sprintf("  %-24s ", name+" ..."))
-	start := time.Now()
-	stopTicking := r.tick(out, start)
-	err := f()
-	stopTicking()
-	st := report.Stage{Name: name, Status: report.Pass, Duration: report.Since(start), Harness: harness}
-	if err != nil {
-		st.Status, st.Detail = report.Fail, err.Error()
-		if ctx.Err() != nil {
-			st.Detail = "interrupted"
-		}
-		out.end(fmt.Sprintf("FAIL (%s)", st.Duration), false)
-	} else if aside != "" {
-		out.end(fmt.Sprintf("ok (%s; %s)", st.Duration, aside), false)
-	} else {
-		out.end(fmt.Sprintf("ok (%s)", st.Duration), false)
-	}
-	for _, n := range r.notes {
-		fmt.Fprintf(r.opts.Out, "  note: %s\n", report.Inline(n)) // a note may quote a process's command line
-	}
-	st.Notes, r.notes = r.notes, nil
-	r.rep.Stages = append(r.rep.Stages, st)
-	return err == nil
-}
-
-// tick says every StageTick that the stage whose line is open still runs:
-// it ends the line with the time so far and starts it again. Whole lines
-// only, so a CI log reads as well as a terminal. stop returns once ticking
-// has stopped.
-func (r *run) tick(out *stageOut, start time.Time) (stop func()) {
-	return ticking(r.opts.StageTick, func(now time.Time) {
-		out.end(fmt.Sprintf("still running (%s)", now.Sub(start).Round(time.Second)), true)
-	})
-}
-
-// ticking calls f with the time every d until stop is called; stop
-// returns once it has stopped (f is not running and will not run again).
-func ticking(d time.Duration, f func(now time.Time)) (stop func()) {
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case now := <-t.C:
-				f(now)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
-}
-
 func (r *run) teardown() {
-	r.mu.Lock()
-	cleanups := r.cleanups
-	r.mu.Unlock()
-	for i := len(cleanups) - 1; i >= 0; i-- {
-		cleanups[i]()
-	}
+	r.runTeardowns()
 	if sb := r.opts.Sandbox; sb != nil {
 		// Whatever learner code still runs ends with the run.
 		if left, err := sb.KillAll(context.Background()); err != nil {
@@ -434,12 +340,6 @@ func (r *run) teardown() {
 		_, _ = cluster.KillProcessesUnder(r.dir)
 		_ = os.RemoveAll(r.dir)
 	}
-}
-
-func (r *run) onTeardown(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cleanups = append(r.cleanups, f)
 }
 
 func (r *run) startCluster(ctx context.Context, progress io.Writer) error {

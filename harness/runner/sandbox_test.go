@@ -87,7 +87,7 @@ func init() {
 	_ = cmd.Start()
 }
 `})
-	if !r.unitStage(context.Background(), binary) {
+	if !r.runStages(context.Background(), r.unitStages(&binary)...) {
 		t.Fatalf("the run stopped:\n%s", out.String())
 	}
 	st := stageOf(t, r, "unit tests")
@@ -124,7 +124,7 @@ func init() {
 }
 `})
 	t.Setenv("GW10_TEST_MANAGER", binary)
-	if r.unitStage(context.Background(), binary) {
+	if r.runStages(context.Background(), r.unitStages(&binary)...) {
 		t.Fatalf("the run goes on:\n%s", out.String())
 	}
 	st := stageOf(t, r, "unit tests")

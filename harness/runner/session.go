@@ -33,7 +33,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts.Step.UnitTests = "" // a session measures the controller, not its unit tests
 	// The bench measures the API server's limit: its controller talks to
 	// the API server itself, not through the front.
-	r := &run{opts: opts, rep: newReport(opts), direct: true}
+	r := &run{opts: opts, rep: newReport(opts), world: world{direct: true}}
 	ok, err := r.driveFresh(ctx, plan{})
 	if err == nil && !ok {
 		err = stageFailure(r.rep.Stages)

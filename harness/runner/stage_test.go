@@ -3,9 +3,11 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,10 +48,10 @@ func TestASlowStageSaysItStillRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out lockedBuffer
 		r := &run{opts: Options{Out: &out, StageTick: 10 * time.Millisecond}.withDefaults(), rep: &report.Report{}}
-		ok := r.stage(context.Background(), "build", func() error {
+		ok := r.runStages(context.Background(), stage{name: "build", do: func(context.Context) error {
 			time.Sleep(25 * time.Millisecond)
 			return nil
-		})
+		}})
 		got := out.String()
 		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 		if !ok || len(lines) != 3 || strings.Contains(got, "\r") {
@@ -76,12 +78,11 @@ func TestASlowStageSaysItStillRuns(t *testing.T) {
 func TestWhatIsWrittenDuringAStageGetsLinesOfItsOwn(t *testing.T) {
 	var out bytes.Buffer
 	r := &run{opts: Options{Out: &out, StageTick: time.Hour}.withDefaults(), rep: &report.Report{}}
-	r.stage(context.Background(), "start controller", func() error {
+	r.runStages(context.Background(), stage{name: "start controller", do: func(context.Context) error {
 		fmt.Fprintln(r.opts.Out, "  | --- controller started (pid 1) ---")
 		fmt.Fprintln(r.opts.Out, "  | INFO starting manager")
 		return nil
-	})
-	r.stage(context.Background(), "proxy stand-in", func() error { return nil })
+	}}, stage{name: "proxy stand-in", do: func(context.Context) error { return nil }})
 	want := "  start controller ...     \n" +
 		"  | --- controller started (pid 1) ---\n" +
 		"  | INFO starting manager\n" +
@@ -98,7 +99,8 @@ func TestASelectionSaysItSkipsTheUnitTests(t *testing.T) {
 	var out lockedBuffer
 	st := step.Step{Name: "step07", UnitTests: "TestConditions", Checks: []checks.Check{{ID: "a"}, {ID: "b"}}}
 	r := &run{opts: Options{Out: &out, Step: st, Checks: st.Checks[:1]}.withDefaults(), rep: &report.Report{}}
-	if !r.unitStage(context.Background(), "") {
+	binary := ""
+	if !r.runStages(context.Background(), r.unitStages(&binary)...) {
 		t.Fatal("a selection's skipped unit tests stopped the run")
 	}
 	if got := out.String(); !strings.HasPrefix(got, "  unit tests ...           skipped (") {
@@ -151,10 +153,14 @@ func TestTheHarnessMarksItsOwnStages(t *testing.T) {
 	r := &run{opts: Options{StageTick: time.Hour}.withDefaults(), rep: &report.Report{}}
 	ctx := context.Background()
 	failed := fmt.Errorf("the control plane did not start")
-	r.stage(ctx, "build", func() error { return nil })
-	r.harnessStage(ctx, "proxy stand-in", func() error { return nil })
-	r.stage(ctx, "install CRD", func() error { return failed })
-	r.harnessStage(ctx, "cluster", func() error { return failed })
+	for _, s := range []stage{
+		{name: "build", do: func(context.Context) error { return nil }},
+		{name: "proxy stand-in", harness: true, do: func(context.Context) error { return nil }},
+		{name: "install CRD", do: func(context.Context) error { return failed }},
+		{name: "cluster", harness: true, do: func(context.Context) error { return failed }},
+	} {
+		r.runStages(ctx, s)
+	}
 	want := []report.Stage{
 		{Name: "build", Status: report.Pass},
 		{Name: "proxy stand-in", Status: report.Pass, Harness: true},
@@ -169,5 +175,42 @@ func TestTheHarnessMarksItsOwnStages(t *testing.T) {
 		if !reflect.DeepEqual(st, want[i]) {
 			t.Errorf("stage %d: %+v, want %+v", i, st, want[i])
 		}
+	}
+}
+
+// TestTheDriverStopsAtTheFirstFailure: runStages runs its stages in order
+// and stops at the first that fails; a stage that fails through (the unit
+// tests) lets the next run, unless its error is final (stopErr); a skipped
+// stage prints its line, adds no row and runs nothing.
+func TestTheDriverStopsAtTheFirstFailure(t *testing.T) {
+	failed := errors.New("red")
+	var ran []string
+	st := func(name string, err error) stage {
+		return stage{name: name, do: func(context.Context) error { ran = append(ran, name); return err }}
+	}
+	for _, tc := range []struct {
+		name   string
+		stages []stage
+		goesOn bool
+		ran    []string
+		rows   int
+	}{
+		{"all pass", []stage{st("a", nil), st("b", nil)}, true, []string{"a", "b"}, 2},
+		{"a failure stops", []stage{st("a", failed), st("b", nil)}, false, []string{"a"}, 1},
+		{"a failure through goes on", []stage{{name: "a", failThrough: true, do: st("a", failed).do}, st("b", nil)}, true, []string{"a", "b"}, 2},
+		{"a final failure through stops", []stage{{name: "a", failThrough: true, do: st("a", stopErr{failed}).do}, st("b", nil)}, false, []string{"a"}, 1},
+		{"a skip runs nothing", []stage{{name: "a", skip: "why", do: st("a", failed).do}, st("b", nil)}, true, []string{"b"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran = nil
+			var out bytes.Buffer
+			r := &run{opts: Options{Out: &out, StageTick: time.Hour}.withDefaults(), rep: &report.Report{}}
+			if got := r.runStages(context.Background(), tc.stages...); got != tc.goesOn {
+				t.Errorf("goes on: %v, want %v", got, tc.goesOn)
+			}
+			if !slices.Equal(ran, tc.ran) || len(r.rep.Stages) != tc.rows {
+				t.Errorf("ran %v with %d rows, want %v with %d\n%s", ran, len(r.rep.Stages), tc.ran, tc.rows, out.String())
+			}
+		})
 	}
 }
