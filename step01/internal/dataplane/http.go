@@ -140,7 +140,9 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %w", u, nackFrom(resp))
+		refused := nackFrom(resp)
+		refused.Of = "the listing of its routes"
+		return nil, fmt.Errorf("GET %s: %w", u, refused)
 	}
 	var table map[string]json.RawMessage
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTableBytes)).Decode(&table); err != nil {
@@ -205,7 +207,7 @@ func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, er
 
 // nackFrom reads a refusal: its reason from the answer's "reason" field,
 // never the whole answer, which may differ every time for the same refusal.
-func nackFrom(resp *http.Response) error {
+func nackFrom(resp *http.Response) *NACKError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	body := strings.TrimSpace(string(b))
 	var answer struct {

@@ -244,6 +244,8 @@ func TestRoutesListsTheKeysOfTheTable(t *testing.T) {
 	}
 }
 
+// TestRoutesFailsOnAnErrorOrATableItCannotRead: a refused listing is named
+// as one, not as a route's NACK.
 func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
 	for name, answer := range map[string]func(http.ResponseWriter){
 		"HTTP 503": func(w http.ResponseWriter) { http.Error(w, "restarting", http.StatusServiceUnavailable) },
@@ -251,8 +253,13 @@ func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { answer(w) }))
 		h, _ := NewHTTP(srv.URL, time.Second)
-		if keys, err := h.Routes(context.Background()); err == nil {
+		keys, err := h.Routes(context.Background())
+		switch {
+		case err == nil:
 			t.Errorf("%s: Routes = %v, want an error", name, keys)
+		case name == "HTTP 503" && !strings.Contains(err.Error(), "proxy refused the listing of its routes (HTTP 503)"):
+			// A refused listing is not a route's NACK: the log says which.
+			t.Errorf("%s: the error says %q", name, err)
 		}
 		srv.Close()
 	}

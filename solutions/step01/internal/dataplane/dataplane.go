@@ -62,10 +62,16 @@ type NACKError struct {
 	// Body is the proxy's whole answer (bounded), for the log: it may carry
 	// what changes from one answer to the next, such as a request id.
 	Body string
+	// Of names what was refused when it is not a route's push, read or
+	// withdraw ("the listing of its routes"); empty: a route.
+	Of string
 }
 
 func (e *NACKError) Error() string {
 	msg := fmt.Sprintf("proxy NACKed the route (HTTP %d): %s", e.StatusCode, e.Reason)
+	if e.Of != "" {
+		msg = fmt.Sprintf("proxy refused %s (HTTP %d): %s", e.Of, e.StatusCode, e.Reason)
+	}
 	if e.Body != "" && e.Body != e.Reason {
 		msg += "; its answer: " + e.Body
 	}
