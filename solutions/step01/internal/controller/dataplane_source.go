@@ -24,7 +24,8 @@ const DefaultDriftPeriod = 30 * time.Second
 //gw10:todo The proxy can lose its routes while the controller runs (it restarts
 //gw10:todo with an empty table): nothing in the cluster changes, so no watch wakes
 //gw10:todo the controller. Compare the proxy's routes with the EdgeRoutes now and
-//gw10:todo then, and enqueue the keys that differ.
+//gw10:todo then, and enqueue the keys that differ (contract: S-DRIFT; check:
+//gw10:todo sequences). docs/step01.md, "The data plane as an event source".
 
 // watchDataPlane makes the proxy an event source: every DriftPeriod it
 // compares the proxy's routes with the EdgeRoutes, both ways, and enqueues
