@@ -55,7 +55,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	// TODO(step01): 4. Report status from obs (conditionsFor says which conditions):
 	//    every status a reader sees must be true (contract: ST-*).
-	//    Then return what this pass leaves undone (contract: Q-BACKOFF)
+	//    Then return what this pass leaves undone: an error, which the queue
+	//    retries with backoff (contract: Q-BACKOFF)
 	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
 	//    sequences).
 	return ctrl.Result{}, nil

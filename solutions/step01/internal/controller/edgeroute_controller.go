@@ -100,7 +100,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:begin report
 	//gw10:todo 4. Report status from obs (conditionsFor says which conditions):
 	//gw10:todo    every status a reader sees must be true (contract: ST-*).
-	//gw10:todo    Then return what this pass leaves undone (contract: Q-BACKOFF)
+	//gw10:todo    Then return what this pass leaves undone: an error, which the queue
+	//gw10:todo    retries with backoff (contract: Q-BACKOFF)
 	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
 	//gw10:todo    sequences).
 	//gw10:stub return ctrl.Result{}, nil
