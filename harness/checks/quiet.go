@@ -61,23 +61,12 @@ const (
 	idleRunSeen     = time.Millisecond
 )
 
-// DriftPeriod is the --dataplane-drift-period the harness gives a
-// controller whose binary has the flag (the reference's): how often it
-// compares the proxy's table with the EdgeRoutes (contract S-DRIFT). Short,
-// so that a check sees a lost route pushed again well within its patient
-// waits (PatientSettle); not shorter, since every look is work the kernel
-// counts in a quiet window: measured on the 2-core machine, quiescent's 3 s
-// window saw the solution wake 47-52 times (2 ms) with no look, 73-96 times
-// (4.5 ms) with one every 2 s, which on a loaded machine pushed the short
-// windows of sequences over IdleWakeups and IdleRun.
-const DriftPeriod = 5 * time.Second
-
 // ListingEvery bounds how often a quiet window lets the controller list the
 // proxy's table (GET /v1/routes): a listing reads and changes nothing, and a
-// controller that watches the data plane for drift (S-DRIFT) lists it every
-// drift period. ToleratedListings(d) is what a window of length d lets
-// pass: two per ListingEvery and two in a shorter window (a look may list
-// twice: the orphans' and the table's). More is a loop, and busy. A
+// controller that watches the data plane for drift (step 01: S-DRIFT) lists
+// it every drift period. ToleratedListings(d) is what a window of length d
+// lets pass: two per ListingEvery and two in a shorter window (a look may
+// list twice: the orphans' and the table's). More is a loop, and busy. A
 // listing followed by a push, a withdraw or a status write is busy anyway:
 // those are judged on their own.
 const ListingEvery = time.Second

@@ -321,7 +321,7 @@ func TestALookForDriftNowAndThenIsQuiet(t *testing.T) {
 		listings []proxy.Listing
 		busy     bool
 	}{
-		{"a look every drift period in a long window", 3 * DriftPeriod, every(3, DriftPeriod), false},
+		{"a look every drift period in a long window", 3 * 5 * time.Second, every(3, 5*time.Second), false},
 		{"one look in a sequence's short window", 800 * time.Millisecond, every(1, 0), false},
 		{"a look that lists twice", 800 * time.Millisecond, every(2, time.Millisecond), false},
 		{"a storm in a short window", 800 * time.Millisecond, every(16, 50*time.Millisecond), true},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/cluster"
 	"github.com/10xdev/gw10/harness/ctrlproc"
 	"github.com/10xdev/gw10/harness/sandbox"
@@ -24,20 +24,16 @@ import (
 
 var errStopped = errors.New("the controller is not running")
 
-// driftFlag is the reference's flag for how often the controller compares
-// the proxy's table with the EdgeRoutes (contract S-DRIFT). A controller
-// whose binary has it is started with checks.DriftPeriod, short enough for
-// a check to see a lost route pushed again; one without it (a design that
-// notices drift another way, or not yet) is started as before.
-const driftFlag = "dataplane-drift-period"
-
-// driftArgs are the flags that give binary the harness's drift period: none
-// when it has no driftFlag.
-func driftArgs(ctx context.Context, binary string, sb *sandbox.Sandbox) []string {
-	if !binaryHasFlag(ctx, binary, sb, driftFlag) {
-		return nil
+// controllerFlags are the step's ControllerFlags that binary defines, as
+// arguments, by name.
+func controllerFlags(ctx context.Context, binary string, sb *sandbox.Sandbox, flags map[string]string) []string {
+	var args []string
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if binaryHasFlag(ctx, binary, sb, name) {
+			args = append(args, fmt.Sprintf("--%s=%s", name, flags[name]))
+		}
 	}
-	return []string{fmt.Sprintf("--%s=%s", driftFlag, checks.DriftPeriod)}
+	return args
 }
 
 // binaryHasFlag reports whether the learner's binary defines the flag name,
@@ -368,7 +364,7 @@ func (r *run) startController(ctx context.Context, binary string) error {
 		}
 		cfg.Connect = []string{r.apiserver, proxy}
 	}
-	cfg.Args = append(cfg.Args, driftArgs(ctx, cfg.Binary, cfg.Sandbox)...)
+	cfg.Args = append(cfg.Args, controllerFlags(ctx, cfg.Binary, cfg.Sandbox, r.opts.Step.ControllerFlags)...)
 	r.ctrl = &controller{cfg: cfg, log: log, ready: controllerReadyTimeout, leases: admin}
 	r.onTeardown(func() {
 		if p := r.ctrl.current(); p != nil {

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/10xdev/gw10/harness/checks"
 )
 
+// drift is a step's ControllerFlags with the reference's drift flag.
+var drift = map[string]string{"dataplane-drift-period": "5s"}
+
 // TestTheDriftPeriodGoesOnlyToABinaryThatHasTheFlag: a controller whose -h
-// shows --dataplane-drift-period is started with the harness's short one; a
-// controller without it (a design that notices drift another way) is started
+// shows a flag of the step's ControllerFlags (step 01's
+// --dataplane-drift-period) is started with the step's value; a controller
+// without it (a design that notices drift another way) is started
 // as before, since an unknown flag would stop it at its start.
 func TestTheDriftPeriodGoesOnlyToABinaryThatHasTheFlag(t *testing.T) {
 	dir := t.TempDir()
@@ -25,10 +27,10 @@ func TestTheDriftPeriodGoesOnlyToABinaryThatHasTheFlag(t *testing.T) {
 	}
 	with := script("with", "Usage of manager:\n  -dataplane-drift-period duration\n    \tHow often ... (default 30s)\n  -dataplane-url string\n")
 	without := script("without", "Usage of manager:\n  -dataplane-url string\n")
-	if got := driftArgs(context.Background(), with, nil); !slices.Equal(got, []string{"--dataplane-drift-period=" + checks.DriftPeriod.String()}) {
+	if got := controllerFlags(context.Background(), with, nil, drift); !slices.Equal(got, []string{"--dataplane-drift-period=5s"}) {
 		t.Errorf("a binary with the flag gets %q", got)
 	}
-	if got := driftArgs(context.Background(), without, nil); got != nil {
+	if got := controllerFlags(context.Background(), without, nil, drift); got != nil {
 		t.Errorf("a binary without the flag gets %q", got)
 	}
 }
@@ -47,10 +49,10 @@ func TestAGradesFlagCheckRunsTheBinaryInTheSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := driftArgs(context.Background(), bin, sb); got != nil {
+	if got := controllerFlags(context.Background(), bin, sb, drift); got != nil {
 		t.Errorf("the flag check ran the binary as root: it got %q", got)
 	}
-	if got := driftArgs(context.Background(), src, nil); got == nil && os.Getuid() == 0 {
+	if got := controllerFlags(context.Background(), src, nil, drift); got == nil && os.Getuid() == 0 {
 		t.Error("without a sandbox, as root, the binary shows the flag and the check misses it")
 	}
 }

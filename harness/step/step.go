@@ -67,6 +67,11 @@ type Step struct {
 	// job: the objects already in a dev cluster the controller under test
 	// will reconcile are read from Primary.
 	Cleanup []schema.GroupVersionKind
+	// ControllerFlags are flags (name without dashes, value) the harness
+	// gives a controller whose binary defines them, as its -h shows; a
+	// binary without one is started without it (an unknown flag would stop
+	// it at its start).
+	ControllerFlags map[string]string
 	// HandRun are the chapter's tasks a learner runs by hand against the
 	// dev cluster (make cluster-up prints them), in the chapter's order;
 	// each command appears in the chapter word for word.

@@ -30,6 +30,8 @@ func Step() step.Step {
 		Primary:        primary(),
 		// The routes first, then the Services they name.
 		Cleanup: []schema.GroupVersionKind{EdgeRouteGVK, serviceGVK},
+		// The reference's drift period, short (see DriftPeriod).
+		ControllerFlags: map[string]string{"dataplane-drift-period": DriftPeriod.String()},
 		// The invariants read the Services' comings and goings (serviceAt).
 		Watched:     []schema.GroupVersionKind{serviceGVK},
 		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
