@@ -71,16 +71,7 @@ func TestAPatientWaitEndsWhenNothingIsAtWork(t *testing.T) {
 	t.Run("a sweep listing the proxy's routes", func(t *testing.T) {
 		t.Parallel()
 		ct, p := patientT(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			for ctx.Err() == nil {
-				if resp, err := http.Get(p.URL() + "/v1/routes"); err == nil {
-					resp.Body.Close()
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}()
+		listEvery(t, p, 100*time.Millisecond)
 		waitUntil(t, func() bool { return len(p.Listings()) > 0 }) // the sweep is at work before the wait starts
 		err := ct.converges(context.Background(), within, "the route to be withdrawn", never, nil, true)
 		if err == nil || !strings.Contains(err.Error(), "not reached within") {

@@ -339,19 +339,25 @@ func TestALookForDriftNowAndThenIsQuiet(t *testing.T) {
 	}
 }
 
-// TestAListingStormAtTheProxyIsBusy: the same through the proxy stand-in.
-func TestAListingStormAtTheProxyIsBusy(t *testing.T) {
-	ct, p := quietT(t, &lyingController{})
+// listEvery lists the proxy's routes every d, as a controller's sweep
+// does, until the test ends.
+func listEvery(t *testing.T, p *proxy.Server, d time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() {
 		for ctx.Err() == nil {
 			if resp, err := http.Get(p.URL() + "/v1/routes"); err == nil {
 				resp.Body.Close()
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(d)
 		}
 	}()
+}
+
+// TestAListingStormAtTheProxyIsBusy: the same through the proxy stand-in.
+func TestAListingStormAtTheProxyIsBusy(t *testing.T) {
+	ct, p := quietT(t, &lyingController{})
+	listEvery(t, p, 20*time.Millisecond)
 	waitUntil(t, func() bool { return len(p.Listings()) > 0 }) // listing before the window opens
 	w := ct.WatchQuiet(context.Background(), 300*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := strings.Join(w.Busy(), "\n"); !strings.Contains(busy, "listed the proxy's routes") {
