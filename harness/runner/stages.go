@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -61,8 +62,8 @@ func (r *run) runStages(ctx context.Context, stages ...stage) bool {
 }
 
 func isStop(err error) bool {
-	_, ok := err.(stopErr)
-	return ok
+	var stop stopErr
+	return errors.As(err, &stop)
 }
 
 // runStage runs one stage, prints its line and adds its row; ran is false
