@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/testenv"
 )
@@ -109,7 +110,7 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	// The chapter and its answers (a file of their own, so that a terminal
 	// reader does not meet them first) make claims alike.
 	var docs []chapterDoc
-	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {
+	for _, name := range append(st.ChapterParts(), answersOf(st.Chapter)) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
@@ -207,28 +208,32 @@ var (
 // question the chapter no longer asks fails too.
 func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 	st := steps.Default()
-	doc, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		t.Fatal(err)
-	}
-	answerRE := regexp.MustCompile(`\*\*\[(q-[a-z0-9-]+)\]\(` + regexp.QuoteMeta(filepath.Base(st.Chapter)) + `#(q-[a-z0-9-]+)\)\*\*`)
 	var questions []string
-	for _, b := range chapterBlocks(string(doc)) {
-		ids := questionAnchorRE.FindAllStringSubmatch(b.text, -1)
-		for _, id := range ids {
-			if slices.Contains(questions, id[1]) {
-				t.Errorf("%s:%d: question %s is anchored twice", st.Chapter, b.line, id[1])
-			}
-			questions = append(questions, id[1])
+	where := map[string]string{} // question -> the part that asks it
+	for _, part := range st.ChapterParts() {
+		doc, err := os.ReadFile(filepath.Join(root, part))
+		if err != nil {
+			t.Fatal(err)
 		}
-		prose := linkTargetRE.ReplaceAllString(inlineCodeRE.ReplaceAllString(commentRE.ReplaceAllString(b.text, ""), "``"), "]")
-		if !b.folded && len(ids) == 0 && questionMarkRE.MatchString(prose) {
-			t.Errorf("%s:%d asks a question with no <a id=\"q-…\"></a> anchor (and so no answer in docs/instructors.md):\n%s", st.Chapter, b.line, b.text)
+		for _, b := range chapterBlocks(string(doc)) {
+			ids := questionAnchorRE.FindAllStringSubmatch(b.text, -1)
+			for _, id := range ids {
+				if slices.Contains(questions, id[1]) {
+					t.Errorf("%s:%d: question %s is anchored twice", part, b.line, id[1])
+				}
+				questions = append(questions, id[1])
+				where[id[1]] = filepath.Base(part)
+			}
+			prose := linkTargetRE.ReplaceAllString(inlineCodeRE.ReplaceAllString(commentRE.ReplaceAllString(b.text, ""), "``"), "]")
+			if !b.folded && len(ids) == 0 && questionMarkRE.MatchString(prose) {
+				t.Errorf("%s:%d asks a question with no <a id=\"q-…\"></a> anchor (and so no answer in docs/instructors.md):\n%s", part, b.line, b.text)
+			}
 		}
 	}
 	if len(questions) == 0 {
 		t.Fatalf("%s anchors no question", st.Chapter)
 	}
+	answerRE := regexp.MustCompile(`\*\*\[(q-[a-z0-9-]+)\]\(([a-z0-9-]+\.md)#(q-[a-z0-9-]+)\)\*\*`)
 	guide, err := os.ReadFile(filepath.Join(root, "docs", "instructors.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -239,8 +244,11 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 		if m == nil {
 			continue
 		}
-		if m[1] != m[2] {
-			t.Errorf("docs/instructors.md: the answer labelled %s links to %s", m[1], m[2])
+		if m[1] != m[3] {
+			t.Errorf("docs/instructors.md: the answer labelled %s links to %s", m[1], m[3])
+		}
+		if w, ok := where[m[1]]; ok && m[2] != w {
+			t.Errorf("docs/instructors.md: the answer to %s links to %s, but %s asks it", m[1], m[2], w)
 		}
 		answer := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(b.text), m[0]))
 		if len(answer) < 80 {
@@ -250,13 +258,13 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 	}
 	for _, q := range questions {
 		if !slices.Contains(answered, q) {
-			t.Errorf("docs/instructors.md has no answer to %s (%s#%s)", q, st.Chapter, q)
+			t.Errorf("docs/instructors.md has no answer to %s (%s#%s)", q, where[q], q)
 		}
 	}
 	var order []string
 	for _, a := range answered {
 		if !slices.Contains(questions, a) {
-			t.Errorf("docs/instructors.md answers %s, which %s does not ask", a, st.Chapter)
+			t.Errorf("docs/instructors.md answers %s, which %v does not ask", a, st.ChapterParts())
 			continue
 		}
 		order = append(order, a)
@@ -271,9 +279,7 @@ type chapterDoc struct{ name, text string }
 
 // answersOf is the file a chapter's answers live in: step07.md's are in
 // step07-answers.md.
-func answersOf(chapter string) string {
-	return strings.TrimSuffix(chapter, ".md") + "-answers.md"
-}
+func answersOf(chapter string) string { return step.AnswersOf(chapter) }
 
 // TestTheChaptersAnswersAreLinkedNotPrinted: the chapter's explanations live
 // in a file of their own, so that a reader of the chapter in a terminal
@@ -282,42 +288,45 @@ func answersOf(chapter string) string {
 // names an anchor there, and every answer is linked from the chapter.
 func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 	st := steps.Default()
-	doc, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		t.Fatal(err)
-	}
 	answers, err := os.ReadFile(filepath.Join(root, answersOf(st.Chapter)))
 	if err != nil {
 		t.Fatalf("the chapter's answers: %v", err)
-	}
-	if strings.Contains(string(doc), "<details") {
-		t.Errorf("%s holds a fold: in a terminal it prints in full, its answer before the reader has tried; put it in %s", st.Chapter, answersOf(st.Chapter))
 	}
 	anchors := map[string]bool{}
 	for _, m := range regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`).FindAllStringSubmatch(string(answers), -1) {
 		anchors[m[1]] = true
 	}
-	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(answersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
-	linked := map[string]bool{}
-	for _, m := range linkRE.FindAllStringSubmatch(string(doc), -1) {
-		linked[m[1]] = true
-		if !anchors[m[1]] {
-			t.Errorf("%s links to %s#%s, which has no such anchor", st.Chapter, answersOf(st.Chapter), m[1])
-		}
-	}
 	if len(anchors) == 0 {
 		t.Fatalf("%s anchors no answer", answersOf(st.Chapter))
 	}
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(answersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
+	linked := map[string]bool{}
+	for _, part := range st.ChapterParts() {
+		doc, err := os.ReadFile(filepath.Join(root, part))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(doc), "<details") {
+			t.Errorf("%s holds a fold: in a terminal it prints in full, its answer before the reader has tried; put it in %s", part, answersOf(st.Chapter))
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(string(doc), -1) {
+			linked[m[1]] = true
+			if !anchors[m[1]] {
+				t.Errorf("%s links to %s#%s, which has no such anchor", part, answersOf(st.Chapter), m[1])
+			}
+		}
+	}
 	for a := range anchors {
 		if !linked[a] {
-			t.Errorf("%s#%s is linked from nowhere in %s", answersOf(st.Chapter), a, st.Chapter)
+			t.Errorf("%s#%s is linked from nowhere in %v", answersOf(st.Chapter), a, st.ChapterParts())
 		}
 	}
 }
 
-// goDocRE finds a `go doc …` command in inline code; markdown may break it
-// across lines.
-var goDocRE = regexp.MustCompile("`go doc\\s+([^`]+)`")
+// goDocRE finds a `go doc …` command in inline code (markdown may break it
+// across lines) or on a line of its own in a fenced block, before any
+// shell comment.
+var goDocRE = regexp.MustCompile("`go doc\\s+([^`]+)`|(?m)^go doc\\s+([^#\n]+)")
 
 // TestTheChaptersGoDocCommandsResolve runs every `go doc` command the
 // chapter, its answers and its questions' evidence (make hint) print, where the chapter says to run them (the
@@ -328,13 +337,13 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 	testenv.Long(t, "runs go doc")
 	st := steps.Default()
 	seen := 0
-	for _, name := range []string{st.Chapter, answersOf(st.Chapter)} {
+	for _, name := range append(st.ChapterParts(), answersOf(st.Chapter)) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range goDocRE.FindAllStringSubmatch(string(text), -1) {
-			args := strings.Fields(m[1])
+			args := strings.Fields(m[1] + m[2])
 			seen++
 			cmd := exec.Command("go", append([]string{"doc"}, args...)...)
 			cmd.Dir = filepath.Join(root, st.Dir)
@@ -355,6 +364,7 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d go doc commands resolve", seen)
 	if seen == 0 {
 		t.Fatalf("%s prints no `go doc` command: the test looks for none, or the pattern is stale", st.Chapter)
 	}

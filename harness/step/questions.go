@@ -1,6 +1,8 @@
 package step
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +12,7 @@ import (
 // (<a id="q-…"></a>), for make hint ID=q-… to print without its answer.
 type Question struct {
 	ID   string
+	Doc  string // the chapter's file that asks it, relative to the root
 	Text string // the question as the chapter asks it, comments and anchor left out
 	// Answer is where the chapter's answers file explains it
 	// ("docs/step01-answers.md#why-…"); "" when the chapter links none
@@ -22,11 +25,17 @@ var (
 	commentRE  = regexp.MustCompile(`<!--.*?-->`)
 )
 
-// Questions reads the questions of a chapter's text; chapter is its path
-// relative to the workbook root (its answers are in <chapter>-answers.md).
-func Questions(chapter, text string) []Question {
-	answersFile := filepath.Base(strings.TrimSuffix(chapter, ".md") + "-answers.md")
-	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(answersFile) + `#([a-z0-9-]+)\)`)
+// AnswersOf is the file a chapter's answers live in, relative to the root:
+// docs/step07.md's are in docs/step07-answers.md.
+func AnswersOf(chapter string) string {
+	return strings.TrimSuffix(chapter, ".md") + "-answers.md"
+}
+
+// Questions reads the questions of one part of a chapter; part is its path
+// relative to the workbook root, answers the path of the chapter's answers
+// file (AnswersOf the chapter's first part).
+func Questions(part, answers, text string) []Question {
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(relativeTo(part, answers)) + `#([a-z0-9-]+)\)`)
 	lines := strings.Split(text, "\n")
 	var out []Question
 	for i := 0; i < len(lines); i++ {
@@ -34,7 +43,7 @@ func Questions(chapter, text string) []Question {
 		if m == nil {
 			continue
 		}
-		q := Question{ID: m[1]}
+		q := Question{ID: m[1], Doc: part}
 		body := []string{strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i]), "- "))}
 		j := i + 1
 		for ; j < len(lines); j++ {
@@ -49,7 +58,7 @@ func Questions(chapter, text string) []Question {
 		// next heading.
 		for k := j; k < len(lines) && !strings.HasPrefix(lines[k], "#"); k++ {
 			if l := linkRE.FindStringSubmatch(lines[k]); l != nil {
-				q.Answer = filepath.ToSlash(filepath.Join(filepath.Dir(chapter), answersFile)) + "#" + l[1]
+				q.Answer = filepath.ToSlash(answers) + "#" + l[1]
 				break
 			}
 		}
@@ -68,4 +77,27 @@ func About(qs []Question, check string) []Question {
 		}
 	}
 	return out
+}
+
+// relativeTo is target's path as a link from the file from writes it.
+func relativeTo(from, target string) string {
+	rel, err := filepath.Rel(filepath.Dir(from), target)
+	if err != nil {
+		return filepath.Base(target)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// ReadQuestions reads the questions of every part of the step's chapter,
+// in reading order, from the workbook at root.
+func (s Step) ReadQuestions(root string) ([]Question, error) {
+	var out []Question
+	for _, part := range s.ChapterParts() {
+		text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(part)))
+		if err != nil {
+			return nil, fmt.Errorf("reading the chapter's questions: %w", err)
+		}
+		out = append(out, Questions(part, AnswersOf(s.Chapter), string(text))...)
+	}
+	return out, nil
 }

@@ -20,11 +20,11 @@ const chapterText = `## Nothing wakes the route
 `
 
 func TestQuestionsAreReadWithTheirAnswerLinkAndNotTheirAnswer(t *testing.T) {
-	qs := Questions("docs/step09.md", chapterText)
+	qs := Questions("docs/step09.md", "docs/step09-answers.md", chapterText)
 	if len(qs) != 3 {
 		t.Fatalf("want 3 questions, got %+v", qs)
 	}
-	want := Question{ID: "q-owns", Text: "Which EdgeRoute does Owns() enqueue when the user's Service is created? (`self-heal`)",
+	want := Question{ID: "q-owns", Doc: "docs/step09.md", Text: "Which EdgeRoute does Owns() enqueue when the user's Service is created? (`self-heal`)",
 		Answer: "docs/step09-answers.md#why-nothing-wakes"}
 	if qs[0] != want {
 		t.Errorf("got %+v\nwant %+v", qs[0], want)
@@ -51,7 +51,7 @@ func TestTheCoursesChaptersAskQuestionsMakeHintFinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		rel := filepath.ToSlash(filepath.Join("docs", filepath.Base(d)))
-		for _, q := range Questions(rel, string(text)) {
+		for _, q := range Questions(rel, AnswersOf(rel), string(text)) {
 			found++
 			if len(q.Text) < 20 {
 				t.Errorf("%s %s: text %q", rel, q.ID, q.Text)
@@ -60,5 +60,36 @@ func TestTheCoursesChaptersAskQuestionsMakeHintFinds(t *testing.T) {
 	}
 	if found < 10 {
 		t.Fatalf("found %d questions in the chapters", found)
+	}
+}
+
+// TestAChaptersSecondPartLinksTheChaptersAnswers: the questions of a step's
+// Further part are read after the chapter's, each with the file that asks
+// it, and their answers are in the chapter's answers file.
+func TestAChaptersSecondPartLinksTheChaptersAnswers(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	further := "## More\n\n- <a id=\"q-more\"></a>What else could go wrong?\n\n**Why:** [More](step09-answers.md#why-more).\n"
+	for name, text := range map[string]string{"step09.md": chapterText, "step09-further.md": further} {
+		if err := os.WriteFile(filepath.Join(root, "docs", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := Step{Chapter: "docs/step09.md", Further: "docs/step09-further.md"}
+	qs, err := st.ReadQuestions(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 4 {
+		t.Fatalf("want the chapter's 3 questions and the second part's 1, got %+v", qs)
+	}
+	want := Question{ID: "q-more", Doc: "docs/step09-further.md", Text: "What else could go wrong?", Answer: "docs/step09-answers.md#why-more"}
+	if qs[3] != want {
+		t.Errorf("got %+v\nwant %+v", qs[3], want)
+	}
+	if _, err := (Step{Chapter: "docs/step09.md", Further: "docs/nowhere.md"}).ReadQuestions(root); err == nil {
+		t.Error("a missing part read without an error")
 	}
 }

@@ -27,6 +27,10 @@ type Step struct {
 	// Chapter is the step's chapter, relative to the root; every check has an
 	// anchor "check-<id>" in it.
 	Chapter string
+	// Further is the chapter's second part, for after the checks pass
+	// (questions and tasks no check needs), relative to the root; "" for
+	// none. Its questions' answers are in the chapter's answers file.
+	Further string
 	// Checks run in this order, which is also the order to fix them in.
 	Checks []checks.Check
 	// Contract is the step's status contract, clause by clause, as
@@ -126,6 +130,15 @@ func (s Step) Clause(id string) (Clause, bool) {
 
 // DocAnchor is where the chapter explains a check.
 func (s Step) DocAnchor(id string) string { return s.Chapter + "#check-" + id }
+
+// ChapterParts are the files the chapter is written in, in reading order:
+// Chapter, then Further if the step has one.
+func (s Step) ChapterParts() []string {
+	if s.Further == "" {
+		return []string{s.Chapter}
+	}
+	return []string{s.Chapter, s.Further}
+}
 
 // Is reports whether dir (relative to the root, or absolute under root) is
 // the step's learner module or its solution.

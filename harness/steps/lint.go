@@ -19,7 +19,8 @@ import (
 var checkRefRE = regexp.MustCompile(`(?:\(|; )checks?: ([a-z0-9, \-]+)\)`)
 
 // Lint checks that a step's exercise is consistent, in the spirit of
-// `rustlings dev check`, both ways: the descriptor is complete, every check
+// `rustlings dev check`, both ways: the descriptor is complete, its
+// chapter's parts exist, every check
 // has an anchor in the chapter and is named by a //gw10:todo (a check no
 // TODO leads to is one the learner meets blind), every check a TODO names
 // exists, every region is well formed (region.Parse, the one parser of
@@ -33,6 +34,11 @@ func Lint(root string, st step.Step) []string {
 	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("step %s: reading its chapter: %v", st.Name, err))
+	}
+	if st.Further != "" {
+		if _, err := os.Stat(filepath.Join(root, st.Further)); err != nil {
+			problems = append(problems, fmt.Sprintf("step %s: its chapter's second part: %v", st.Name, err))
+		}
 	}
 	for _, c := range st.Checks {
 		if chapter != nil && !strings.Contains(string(chapter), `id="check-`+c.ID+`"`) {

@@ -50,15 +50,17 @@ func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, st.Chapter)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, st.Chapter), chapter, 0o644); err != nil {
-		t.Fatal(err)
+	for _, part := range st.ChapterParts() {
+		text, err := os.ReadFile(filepath.Join(root, part))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, part)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, part), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if p := Lint(tmp, st); len(p) > 0 {
 		t.Fatalf("the copy is not clean before the edit: %v", p)
@@ -101,6 +103,15 @@ func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
 		Run: func(context.Context, *checks.T) {}})
 	if problems := strings.Join(Lint(tmp, other), "\n"); !strings.Contains(problems, "names check unnamed-check") {
 		t.Errorf("a check no TODO names is not reported:\n%s", problems)
+	}
+	// A chapter part the descriptor names and the workbook lacks is reported.
+	if st.Further != "" {
+		if err := os.Remove(filepath.Join(tmp, st.Further)); err != nil {
+			t.Fatal(err)
+		}
+		if problems := strings.Join(Lint(tmp, st), "\n"); !strings.Contains(problems, "second part") {
+			t.Errorf("a missing second part of the chapter is not reported:\n%s", problems)
+		}
 	}
 }
 

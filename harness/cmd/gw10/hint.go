@@ -31,11 +31,7 @@ func runHint(_ context.Context, args []string) error {
 	}
 	// The chapter's questions, where the chapter is (a check's or a
 	// clause's hint needs none: run outside the workbook's root, it has none).
-	var questions []step.Question
-	chapter, chapterErr := os.ReadFile(filepath.Join(root, st.Chapter))
-	if chapterErr == nil {
-		questions = step.Questions(st.Chapter, string(chapter))
-	}
+	questions, chapterErr := st.ReadQuestions(root)
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: gw10 hint [--more] <check-id, clause-id or question-id>   (make hint ID=<id> [MORE=1])")
 		fmt.Fprintln(os.Stderr, "checks:")
@@ -48,7 +44,7 @@ func runHint(_ context.Context, args []string) error {
 				fmt.Fprintf(os.Stderr, "  %-20s %s\n", cl.ID, cl.Rule)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "the chapter's questions (%s): %s\n", st.Chapter, questionIDs(questions))
+		fmt.Fprintf(os.Stderr, "the chapter's questions (%s): %s\n", strings.Join(st.ChapterParts(), ", "), questionIDs(questions))
 		return exitError{2}
 	}
 	for _, q := range questions {
@@ -58,7 +54,7 @@ func runHint(_ context.Context, args []string) error {
 		}
 	}
 	if strings.HasPrefix(fs.Arg(0), "q-") && chapterErr != nil {
-		return fmt.Errorf("reading the chapter for question %s: %w", fs.Arg(0), chapterErr)
+		return fmt.Errorf("question %s: %w", fs.Arg(0), chapterErr)
 	}
 	if cl, ok := st.Clause(fs.Arg(0)); ok {
 		fmt.Print(clauseHint(st, cl))
@@ -108,12 +104,12 @@ func checkHint(st step.Step, c checks.Check, questions []step.Question, more boo
 // is, not the answer.
 func questionHint(st step.Step, q step.Question) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s#%s)\n\n%s\n\n", q.ID, st.Chapter, q.ID, q.Text)
+	fmt.Fprintf(&b, "%s (%s#%s)\n\n%s\n\n", q.ID, q.Doc, q.ID, q.Text)
 	if q.Answer == "" {
 		if where := st.EvidenceFor(q.ID); where != "" {
 			fmt.Fprintf(&b, "No written answer: the evidence has it. Write your answer down first, then look at\n  %s.\n", where)
 		} else {
-			fmt.Fprintf(&b, "No written answer: %s#%s says what to run or read.\n", st.Chapter, q.ID)
+			fmt.Fprintf(&b, "No written answer: %s#%s says what to run or read.\n", q.Doc, q.ID)
 		}
 	} else {
 		fmt.Fprintf(&b, "Write your answer down first. Then compare: %s\n", q.Answer)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,9 +44,13 @@ func TestAQuestionWithNoWrittenAnswerSaysWhereItsEvidenceIs(t *testing.T) {
 	if !strings.Contains(twice, "task 4's run: your controller's log around the one spec change") || strings.Contains(twice, "timeline") {
 		t.Errorf("q-twice's hint must give its own evidence:\n%s", twice)
 	}
-	other := questionHint(st, step.Question{ID: "q-other", Text: "Why does watching the referenced Service matter?"})
+	other := questionHint(st, step.Question{ID: "q-other", Doc: "docs/step09.md", Text: "Why does watching the referenced Service matter?"})
 	if !strings.Contains(other, "docs/step09.md#q-other") {
 		t.Errorf("a question with no evidence named must point at its place in the chapter:\n%s", other)
+	}
+	further := questionHint(st, step.Question{ID: "q-far", Doc: "docs/step09-further.md", Text: "What does a resync replay?"})
+	if !strings.Contains(further, "docs/step09-further.md#q-far") {
+		t.Errorf("a question of the chapter's second part must point at its place there:\n%s", further)
 	}
 }
 
@@ -56,11 +59,10 @@ func TestAQuestionWithNoWrittenAnswerSaysWhereItsEvidenceIs(t *testing.T) {
 // its own evidence, never the chapter's place alone.
 func TestEveryQuestionOfTheWorkbooksChapterGetsItsOwnHint(t *testing.T) {
 	st := steps.Default()
-	text, err := os.ReadFile(filepath.Join("..", "..", "..", st.Chapter))
+	qs, err := st.ReadQuestions(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs := step.Questions(st.Chapter, string(text))
 	if len(qs) < 10 {
 		t.Fatalf("%s asks %d questions", st.Chapter, len(qs))
 	}

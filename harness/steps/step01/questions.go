@@ -9,15 +9,15 @@ import "github.com/10xdev/gw10/harness/step"
 // this list and the chapter's questions in step.
 func questionEvidence() []step.QuestionEvidence {
 	const (
-		timelines = "the chapter's two timelines (docs/step01.md#two-timelines) and your own reports/timeline.html after make check; how to read one: docs/harness.md#timeline"
+		timelines = "the two timelines of the chapter's second part (docs/step01-further.md#two-timelines) and your own reports/timeline.html after make check; how to read one: docs/harness.md#timeline"
 		bench     = "make bench STEP=step01 ROUTES=20,100 once your controller passes (docs/bench.md#what-each-figure-is says what each figure counts)"
 	)
 	return []step.QuestionEvidence{
 		{Question: "q-drift-source", Where: "internal/controller/dataplane_source.go's TODO beside your sweep, make proxy's log while your controller runs (a listing every drift period), and a table emptied by hand: restart make proxy and watch your routes come back (docs/contract.md#situations-what-must-hold-once-the-world-is-still, S-DRIFT)"},
 		{Question: "q-restart-predict", Where: "task 3 itself: start make run again with kubectl get er -w open in another shell, and read the controller's log from its start"},
 		{Question: "q-delete-predict", Where: "task 3 itself: once the controller runs again, curl -s http://127.0.0.1:9901/v1/routes, and read both logs: make proxy's (each push and withdraw it answers) and your controller's (each one it sends)"},
-		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log in Going further (two pushes for one spec change), and what check quiescent catches (docs/step01.md#check-quiescent)"},
-		{Question: "q-status-after-push", Where: "what checks push-failure and self-heal watch for (docs/step01.md#check-push-failure, #check-self-heal); task 5 in Going further makes the crash by hand"},
+		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log in docs/step01-further.md (two pushes for one spec change), and what check quiescent catches (docs/step01.md#check-quiescent)"},
+		{Question: "q-status-after-push", Where: "what checks push-failure and self-heal watch for (docs/step01.md#check-push-failure, #check-self-heal); task 5 in docs/step01-further.md makes the crash by hand"},
 		{Question: "q-watch-service", Where: "which object changes when a Pod behind a Service becomes ready: go doc k8s.io/api/discovery/v1.EndpointSlice and go doc k8s.io/api/core/v1.ServiceSpec (in step01/); then what your Service watch is woken by"},
 		{Question: "q-twice", Where: "task 4's run: your controller's log (a line per push) and kubectl get er -w around the one spec change (the status write between the two pushes)"},
 		{Question: "q-wipe", Where: "task 4's run: the kubectl get er -w of task 2 and your controller's log, just after the wipe"},
@@ -33,7 +33,7 @@ func questionEvidence() []step.QuestionEvidence {
 		{Question: "q-cost-reads", Where: "your Reconcile's reads and writes beside the chapter's page on the cache (docs/step01.md#how-controller-runtime-calls-reconcile); the API requests per route of " + bench},
 		{Question: "q-cost-fanout", Where: "your SetupWithManager and the function that maps a Service to EdgeRoutes: what it lists, and in which namespace"},
 		{Question: "q-cost-restart", Where: "the converged restart's pushes and status writes per route in " + bench + ", and what check restart-reconverge does to the proxy (docs/step01.md#check-restart-reconverge)"},
-		{Question: "q-cost-cold", Where: "the cold start's reconciles and pushes per route in " + bench + ", and task 4's log (Going further) for one route by hand"},
+		{Question: "q-cost-cold", Where: "the cold start's reconciles and pushes per route in " + bench + ", and task 4's log (docs/step01-further.md) for one route by hand"},
 		{Question: "q-cost-sweep", Where: "your start-up sweep's code and log line, and make proxy's log when the controller starts (each listing, push and withdraw it answers)"},
 		{Question: "q-cost-workers", Where: "the work queue on the chapter's page (docs/step01.md#how-controller-runtime-calls-reconcile) and go doc sigs.k8s.io/controller-runtime/pkg/controller.TypedOptions.MaxConcurrentReconciles; the limit's workers column of " + bench},
 	}
