@@ -87,8 +87,8 @@ func chapterBlocks(doc string) []block {
 }
 
 var (
-	annotationRE = regexp.MustCompile(`<!--\s*(mutant|variant):\s*([a-z0-9 -]+?)\s*-->`)
-	commentRE    = regexp.MustCompile(`(?s)<!--.*?-->`)
+	commentRE = regexp.MustCompile(`(?s)<!--.*?-->`)
+	anchorRE  = regexp.MustCompile(`<a id="[^"]*"></a>`)
 	// A claim that a check catches something: a parenthetical reference
 	// "(`check`", "fails `check`", "caught by `check`", "`check` catches";
 	// "(stage `name`" for a stage. In a check's own section, "fails here"
@@ -96,15 +96,69 @@ var (
 	claimRE     = regexp.MustCompile("(?:\\(|\\bfails?\\s+|\\bcaught by\\s+|\\bcatch(?:es)?\\s+)`([a-z0-9-]+)`|`([a-z0-9-]+)`\\s+(?:catches|kills|fails (?:it|them))")
 	stageRE     = regexp.MustCompile("\\(stage `([a-z ]+)`")
 	failsHereRE = regexp.MustCompile(`\bfails?\s+(?:here|it)\b`)
+	listMarkRE  = regexp.MustCompile(`^(?:- |\d+\. )`)
 )
 
+// A backing says which mutants (and variants) back the claims of one block
+// of a chapter's text: the block whose prose holds phrase.
+type backing struct {
+	file, phrase      string
+	mutants, variants []string
+	line              int // in the claims file
+	matched           int // blocks whose prose holds phrase
+}
+
+// loadBackings reads a step's claims file (harness/testdata/<step>/claims.txt):
+// one backing a line, "<file> | <phrase> | mutant <names…>; variant <names…>".
+// It lives with the mutants, out of the chapter, so that a reader of the
+// chapter meets no annotations and a learner's copy holds neither.
+func loadBackings(t *testing.T, path string) []*backing {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*backing
+	for i, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 3 {
+			t.Errorf("%s:%d: want <file> | <phrase> | mutant …; variant …, got %q", path, i+1, line)
+			continue
+		}
+		b := &backing{file: strings.TrimSpace(f[0]), phrase: strings.TrimSpace(f[1]), line: i + 1}
+		for _, group := range strings.Split(f[2], ";") {
+			kind, names, _ := strings.Cut(strings.TrimSpace(group), " ")
+			switch kind {
+			case "mutant":
+				b.mutants = append(b.mutants, strings.Fields(names)...)
+			case "variant":
+				b.variants = append(b.variants, strings.Fields(names)...)
+			default:
+				t.Errorf("%s:%d: %q is neither mutant nor variant", path, i+1, kind)
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// prose is a block's text as a claims file quotes it: comments, anchors and
+// its list marker left out, whitespace collapsed.
+func prose(text string) string {
+	return listMarkRE.ReplaceAllString(strings.Join(strings.Fields(anchorRE.ReplaceAllString(commentRE.ReplaceAllString(text, ""), "")), " "), "")
+}
+
 // TestTheChaptersClaimsAreBackedByMutants keeps true every claim the
-// chapter makes about which check (or stage) catches what: each one carries
-// an annotation, <!-- mutant: name … -->, naming visible mutants that the
-// claimed check kills (their want:; TestEveryMutantFailsItsCheckWithItsCause
-// proves the kill), and <!-- variant: name --> names a design the chapter
-// says passes. A claim without one, or backed by a mutant of another check,
-// fails here: reword the claim, or add the mutant that proves it.
+// chapter makes about which check (or stage) catches what: the step's claims
+// file backs each block that makes one with visible mutants the claimed
+// check kills (their want:; TestEveryMutantFailsItsCheckWithItsCause proves
+// the kill), and names the variants (designs the chapter says pass) it
+// speaks of. A claim without a backing, a backing of a mutant of another
+// check, or one whose phrase is in no block (or in several) fails here:
+// reword the claim, or add the mutant that proves it.
 func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	st := steps.Default()
 	// The chapter and its answers (a file of their own, so that a terminal
@@ -115,14 +169,19 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if strings.Contains(string(text), "<!-- mutant:") || strings.Contains(string(text), "<!-- variant:") {
+			t.Errorf("%s annotates a claim in its text: back it in harness/testdata/%s/claims.txt instead", name, st.Name)
+		}
 		docs = append(docs, chapterDoc{name, string(text)})
 	}
+	testdata := filepath.Join("..", "testdata", st.Name)
+	backings := loadBackings(t, filepath.Join(testdata, "claims.txt"))
 	mutants := map[string]mutant{}
-	for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
+	for _, m := range loadMutants(t, filepath.Join(testdata, "mutants")) {
 		mutants[m.name] = m
 	}
 	variants := map[string]bool{}
-	for _, v := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "variants")) {
+	for _, v := range loadMutants(t, filepath.Join(testdata, "variants")) {
 		variants[v.name] = true
 	}
 	isCheck := map[string]bool{}
@@ -132,31 +191,34 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	claims, backed := 0, 0
 	for _, d := range docs {
 		for _, b := range chapterBlocks(d.text) {
-			prose := commentRE.ReplaceAllString(b.text, "")
+			text := prose(b.text)
 			claimed := map[string]bool{} // check IDs, and "stage <name>"
-			for _, m := range claimRE.FindAllStringSubmatch(prose, -1) {
+			for _, m := range claimRE.FindAllStringSubmatch(text, -1) {
 				if id := m[1] + m[2]; isCheck[id] {
 					claimed[id] = true
 				}
 			}
-			for _, m := range stageRE.FindAllStringSubmatch(prose, -1) {
+			for _, m := range stageRE.FindAllStringSubmatch(text, -1) {
 				claimed["stage "+m[1]] = true
 			}
-			if b.section != "" && failsHereRE.MatchString(prose) {
+			if b.section != "" && failsHereRE.MatchString(text) {
 				claimed[b.section] = true
 			}
 			wanted := map[string]bool{}
-			for _, a := range annotationRE.FindAllStringSubmatch(b.text, -1) {
-				for _, name := range strings.Fields(a[2]) {
-					if a[1] == "variant" {
-						if !variants[name] {
-							t.Errorf("%s:%d names variant %s, which harness/testdata/%s/variants does not hold", d.name, b.line, name, st.Name)
-						}
-						continue
+			for _, k := range backings {
+				if k.file != d.name || !strings.Contains(text, k.phrase) {
+					continue
+				}
+				k.matched++
+				for _, name := range k.variants {
+					if !variants[name] {
+						t.Errorf("claims.txt:%d names variant %s, which harness/testdata/%s/variants does not hold", k.line, name, st.Name)
 					}
+				}
+				for _, name := range k.mutants {
 					m, ok := mutants[name]
 					if !ok {
-						t.Errorf("%s:%d names mutant %s, which harness/testdata/%s/mutants does not hold", d.name, b.line, name, st.Name)
+						t.Errorf("claims.txt:%d names mutant %s, which harness/testdata/%s/mutants does not hold", k.line, name, st.Name)
 						continue
 					}
 					want := m.wantCheck
@@ -164,7 +226,7 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 						want = "stage " + m.wantStage
 					}
 					if !claimed[want] {
-						t.Errorf("%s:%d names mutant %s, killed by %s, which the text there does not claim (it claims %v)", d.name, b.line, name, want, keys(claimed))
+						t.Errorf("claims.txt:%d backs %s:%d with mutant %s, killed by %s, which the text there does not claim (it claims %v)", k.line, d.name, b.line, name, want, keys(claimed))
 					}
 					wanted[want] = true
 				}
@@ -172,16 +234,21 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 			for c := range claimed {
 				claims++
 				if !wanted[c] {
-					t.Errorf("%s:%d claims %s catches something, with no <!-- mutant: … --> that %s kills:\n%s", d.name, b.line, c, c, b.text)
+					t.Errorf("%s:%d claims %s catches something, and no line of harness/testdata/%s/claims.txt backs it with a mutant %s kills:\n%s", d.name, b.line, c, st.Name, c, b.text)
 					continue
 				}
 				backed++
 			}
 		}
 	}
+	for _, k := range backings {
+		if k.matched != 1 {
+			t.Errorf("claims.txt:%d: the phrase %q is in %d blocks of %s, want exactly one", k.line, k.phrase, k.matched, k.file)
+		}
+	}
 	t.Logf("%d claims, %d backed by a mutant", claims, backed)
 	if claims == 0 {
-		t.Errorf("%s makes no claim this test recognises: has the annotation syntax changed?", st.Chapter)
+		t.Errorf("%s makes no claim this test recognises: has the claim syntax changed?", st.Chapter)
 	}
 }
 
