@@ -67,7 +67,7 @@ func chapterBlocks(doc string) []block {
 			continue
 		case strings.HasPrefix(trimmed, "#"):
 			end()
-			if !strings.HasPrefix(trimmed, "### `"+section+"`") {
+			if !strings.HasPrefix(strings.TrimLeft(trimmed, "# "), "`"+section+"`") {
 				section = ""
 			}
 			out = append(out, block{text: trimmed, line: i + 1, section: section, folded: folded})

@@ -24,9 +24,12 @@ type Step struct {
 	Dir, Module string
 	// SolutionDir is the reference solution, relative to the root; SolutionModule its path.
 	SolutionDir, SolutionModule string
-	// Chapter is the step's chapter, relative to the root; every check has an
-	// anchor "check-<id>" in it.
+	// Chapter is the step's chapter, relative to the root.
 	Chapter string
+	// ChecksDoc is where every check has its section, under an anchor
+	// "check-<id>" (each failure links to it), relative to the root; ""
+	// for the chapter itself.
+	ChecksDoc string
 	// Further is the chapter's second part, for after the checks pass
 	// (questions and tasks no check needs), relative to the root; "" for
 	// none. Its questions' answers are in the chapter's answers file.
@@ -128,16 +131,28 @@ func (s Step) Clause(id string) (Clause, bool) {
 	return Clause{}, false
 }
 
-// DocAnchor is where the chapter explains a check.
-func (s Step) DocAnchor(id string) string { return s.Chapter + "#check-" + id }
+// ChecksFile is the file where every check has its section: ChecksDoc, or
+// the chapter.
+func (s Step) ChecksFile() string {
+	if s.ChecksDoc != "" {
+		return s.ChecksDoc
+	}
+	return s.Chapter
+}
+
+// DocAnchor is where the workbook explains a check.
+func (s Step) DocAnchor(id string) string { return s.ChecksFile() + "#check-" + id }
 
 // ChapterParts are the files the chapter is written in, in reading order:
-// Chapter, then Further if the step has one.
+// Chapter, then ChecksDoc and Further if the step has them.
 func (s Step) ChapterParts() []string {
-	if s.Further == "" {
-		return []string{s.Chapter}
+	out := []string{s.Chapter}
+	for _, f := range []string{s.ChecksDoc, s.Further} {
+		if f != "" {
+			out = append(out, f)
+		}
 	}
-	return []string{s.Chapter, s.Further}
+	return out
 }
 
 // Is reports whether dir (relative to the root, or absolute under root) is

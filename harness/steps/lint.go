@@ -20,8 +20,8 @@ var checkRefRE = regexp.MustCompile(`(?:\(|; )checks?: ([a-z0-9, \-]+)\)`)
 
 // Lint checks that a step's exercise is consistent, in the spirit of
 // `rustlings dev check`, both ways: the descriptor is complete, its
-// chapter's parts exist, every check
-// has an anchor in the chapter and is named by a //gw10:todo (a check no
+// chapter's parts exist, every check has an anchor in its ChecksFile and
+// is named by a //gw10:todo (a check no
 // TODO leads to is one the learner meets blind), every check a TODO names
 // exists, every region is well formed (region.Parse, the one parser of
 // the markers: none nested, none unclosed) and region IDs are unique. It
@@ -31,18 +31,15 @@ func Lint(root string, st step.Step) []string {
 	if err := st.Validate(); err != nil {
 		problems = append(problems, err.Error())
 	}
-	chapter, err := os.ReadFile(filepath.Join(root, st.Chapter))
-	if err != nil {
-		problems = append(problems, fmt.Sprintf("step %s: reading its chapter: %v", st.Name, err))
-	}
-	if st.Further != "" {
-		if _, err := os.Stat(filepath.Join(root, st.Further)); err != nil {
-			problems = append(problems, fmt.Sprintf("step %s: its chapter's second part: %v", st.Name, err))
+	for _, part := range st.ChapterParts() {
+		if _, err := os.Stat(filepath.Join(root, part)); err != nil {
+			problems = append(problems, fmt.Sprintf("step %s: a part of its chapter: %v", st.Name, err))
 		}
 	}
+	checksDoc, err := os.ReadFile(filepath.Join(root, st.ChecksFile()))
 	for _, c := range st.Checks {
-		if chapter != nil && !strings.Contains(string(chapter), `id="check-`+c.ID+`"`) {
-			problems = append(problems, fmt.Sprintf("%s has no anchor id=\"check-%s\" for check %s", st.Chapter, c.ID, c.ID))
+		if err == nil && !strings.Contains(string(checksDoc), `id="check-`+c.ID+`"`) {
+			problems = append(problems, fmt.Sprintf("%s has no anchor id=\"check-%s\" for check %s", st.ChecksFile(), c.ID, c.ID))
 		}
 	}
 	regions := map[string]string{}

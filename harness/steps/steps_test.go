@@ -109,8 +109,8 @@ func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
 		if err := os.Remove(filepath.Join(tmp, st.Further)); err != nil {
 			t.Fatal(err)
 		}
-		if problems := strings.Join(Lint(tmp, st), "\n"); !strings.Contains(problems, "second part") {
-			t.Errorf("a missing second part of the chapter is not reported:\n%s", problems)
+		if problems := strings.Join(Lint(tmp, st), "\n"); !strings.Contains(problems, "a part of its chapter") {
+			t.Errorf("a missing part of the chapter is not reported:\n%s", problems)
 		}
 	}
 }
