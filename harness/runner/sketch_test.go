@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -140,5 +141,34 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 		if !strings.Contains(sec, says) {
 			t.Errorf("the chapter's first task does not say %s", says)
 		}
+	}
+}
+
+// TestTheChaptersSketchCommandSavesTheSketch: the command the chapter gives
+// to save its sketch over the controller writes exactly the sketch.
+func TestTheChaptersSketchCommandSavesTheSketch(t *testing.T) {
+	st := steps.Default()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(st.Chapter)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.ToSlash(filepath.Join(st.Dir, "internal", "controller", "edgeroute_controller.go"))
+	var command string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "awk ") && strings.HasSuffix(line, " > "+target) {
+			command = strings.TrimSuffix(line, " > "+target)
+		}
+	}
+	if command == "" {
+		t.Fatalf("%s gives no awk command that saves its sketch over %s", st.Chapter, target)
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", command, err)
+	}
+	if want := chapterSketch(t, st.Chapter); string(out) != want {
+		t.Errorf("%s writes %d bytes, not the chapter's sketch (%d bytes):\n%s", command, len(out), len(want), out)
 	}
 }
