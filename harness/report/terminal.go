@@ -190,7 +190,7 @@ func (r *Report) ClosingLine(v View) string {
 	case s.OK && r.Partial:
 		return capitalize(selected(s.Total)) + ". Run " + v.command(r) + " without --run for the whole step."
 	case s.OK:
-		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the seed's acceptance holds on a real API server.",
+		return fmt.Sprintf("All %d checks pass (%d/%d points). %s is done: the card's acceptance holds on a real API server.",
 			s.Total, s.Points, s.TotalPoints, r.Dir)
 	case first < -1 && s.Passed+s.Failed == 0:
 		return fmt.Sprintf("%s: no check ran, as the %s stage failed. %s", capitalize(r.Headline()), r.Stages[-2-first].Name, next)

@@ -42,7 +42,7 @@ func TestTheClosingLineAgreesWithTheJSONSummary(t *testing.T) {
 		want string
 	}{
 		{"every check passes", func(*Report) {},
-			"All 3 checks pass (30/30 points). step07 is done: the seed's acceptance holds on a real API server."},
+			"All 3 checks pass (30/30 points). step07 is done: the card's acceptance holds on a real API server."},
 		{"some checks fail", func(r *Report) { fail(&r.Checks[1], "watch Services"); fail(&r.Checks[2], "write less") },
 			"1/3 checks pass, 10/30 points. Fix self-heal first, then run make check again; make hint ID=self-heal says more; " +
 				"make check CHECK_FLAGS=--all shows every failure in full."},

@@ -8,9 +8,10 @@ import (
 type EdgeRouteSpec struct {
 	// TODO(step01): Validate the spec with +kubebuilder:validation markers on each field, so
 	// that the API server rejects bad EdgeRoutes with a message naming the field:
-	// hostname an RFC 1123 DNS subdomain (at most 253 characters), prefix
-	// starting with "/" (at most 1024 characters), service a DNS-1035 label
-	// (at most 63), port 1-65535 (check: crd-schema).
+	// hostname an RFC 1123 DNS subdomain (lowercase labels of at most 63
+	// characters, 253 in all), prefix starting with "/" (at most 1024
+	// characters), service a DNS-1035 label (at most 63), port 1-65535
+	// (check: crd-schema).
 
 	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain:
 	// lowercase labels of at most 63 characters, no trailing dot, 253 in all.

@@ -9,9 +9,10 @@ type EdgeRouteSpec struct {
 	//gw10:begin validation
 	//gw10:todo Validate the spec with +kubebuilder:validation markers on each field, so
 	//gw10:todo that the API server rejects bad EdgeRoutes with a message naming the field:
-	//gw10:todo hostname an RFC 1123 DNS subdomain (at most 253 characters), prefix
-	//gw10:todo starting with "/" (at most 1024 characters), service a DNS-1035 label
-	//gw10:todo (at most 63), port 1-65535 (check: crd-schema).
+	//gw10:todo hostname an RFC 1123 DNS subdomain (lowercase labels of at most 63
+	//gw10:todo characters, 253 in all), prefix starting with "/" (at most 1024
+	//gw10:todo characters), service a DNS-1035 label (at most 63), port 1-65535
+	//gw10:todo (check: crd-schema).
 	//gw10:stub
 	//gw10:end
 
