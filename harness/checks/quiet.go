@@ -449,9 +449,12 @@ type QuietTally struct {
 // MinWorkWindow, it says what they show together ("" when it is no more
 // than an idle controller does) and starts again; before, it says nothing.
 // A window whose figures could not be read, or that follows a start of the
-// controller (QuietWindow.Fresh), is left out.
+// controller (QuietWindow.Fresh), is left out; so is one in which the proxy's
+// table was listed: a look for drift, judged by ToleratedListings, whose own
+// cost is a large part of a window this short and is no timer. A single
+// window long enough to be judged alone (Busy) is judged whatever it holds.
 func (q *QuietTally) Add(w QuietWindow) string {
-	if w.WorkErr != nil || w.Fresh {
+	if w.WorkErr != nil || w.Fresh || len(w.Listings) > 0 {
 		return ""
 	}
 	q.work.Wakeups += w.Work.Wakeups

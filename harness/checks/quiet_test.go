@@ -204,6 +204,28 @@ func TestShortQuietWindowsAreAddedUp(t *testing.T) {
 	if s := tally.Add(QuietWindow{From: from, To: from.Add(time.Hour), WorkErr: errNoController}); s != "" {
 		t.Fatalf("a window whose work could not be read was judged: %s", s)
 	}
+	// A window in which the proxy's table was listed (a look for drift) is
+	// left out of the tally: three of them, at a poller's figures, are not
+	// judged; the same windows without the listing are.
+	looked := poll
+	looked.Listings = []proxy.Listing{{At: from.Add(400 * time.Millisecond)}}
+	for i := range 3 {
+		if s := tally.Add(looked); s != "" {
+			t.Fatalf("window %d, with a look for drift, was tallied: %s", i+1, s)
+		}
+	}
+	for range 2 {
+		tally.Add(poll)
+	}
+	if s := tally.Add(poll); !strings.Contains(s, "over the last 3 quiet windows") {
+		t.Fatalf("three windows of a poller after the looks: %q", s)
+	}
+	// A window long enough to be judged alone is, listing or not.
+	long := QuietWindow{From: from, To: from.Add(3 * time.Second), Work: ctrlproc.Work{Wakeups: 300, Ran: 15 * time.Millisecond},
+		Listings: []proxy.Listing{{At: from.Add(time.Second)}}}
+	if b := long.Busy(); len(b) != 1 || !strings.Contains(b[0], "woke 300 times") {
+		t.Fatalf("a 3 s window of a poller with one look for drift: %v", b)
+	}
 }
 
 // TestAWriteOrARequestInAQuietWindowIsWork: the API server's side, the
