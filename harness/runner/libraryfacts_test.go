@@ -156,8 +156,9 @@ var libraryFacts = []libraryFact{
 	{
 		name: "the default limiter is per key only: no overall bucket",
 		stated: map[factDoc][]string{
-			answersDoc: {"no overall bucket"},
-			guideDoc:   {"no overall bucket"},
+			chapterText: {"the default counts each key alone"},
+			answersDoc:  {"no overall bucket"},
+			guideDoc:    {"no overall bucket"},
 		},
 		holds: func(t *testing.T) {
 			rl, _ := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
