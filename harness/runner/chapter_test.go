@@ -164,7 +164,7 @@ func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	// The chapter and its answers (a file of their own, so that a terminal
 	// reader does not meet them first) make claims alike.
 	var docs []chapterDoc
-	for _, name := range append(st.ChapterParts(), answersOf(st.Chapter)) {
+	for _, name := range append(st.ChapterParts(), step.AnswersOf(st.Chapter)) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
@@ -344,10 +344,6 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 // chapterDoc is one Markdown file of a chapter: its name and text.
 type chapterDoc struct{ name, text string }
 
-// answersOf is the file a chapter's answers live in: step07.md's are in
-// step07-answers.md.
-func answersOf(chapter string) string { return step.AnswersOf(chapter) }
-
 // TestTheChaptersAnswersAreLinkedNotPrinted: the chapter's explanations live
 // in a file of their own, so that a reader of the chapter in a terminal
 // (where an HTML fold prints in full) meets each question before its
@@ -355,7 +351,7 @@ func answersOf(chapter string) string { return step.AnswersOf(chapter) }
 // names an anchor there, and every answer is linked from the chapter.
 func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 	st := steps.Default()
-	answers, err := os.ReadFile(filepath.Join(root, answersOf(st.Chapter)))
+	answers, err := os.ReadFile(filepath.Join(root, step.AnswersOf(st.Chapter)))
 	if err != nil {
 		t.Fatalf("the chapter's answers: %v", err)
 	}
@@ -364,9 +360,9 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 		anchors[m[1]] = true
 	}
 	if len(anchors) == 0 {
-		t.Fatalf("%s anchors no answer", answersOf(st.Chapter))
+		t.Fatalf("%s anchors no answer", step.AnswersOf(st.Chapter))
 	}
-	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(answersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(step.AnswersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
 	linked := map[string]bool{}
 	for _, part := range st.ChapterParts() {
 		doc, err := os.ReadFile(filepath.Join(root, part))
@@ -374,18 +370,18 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(doc), "<details") {
-			t.Errorf("%s holds a fold: in a terminal it prints in full, its answer before the reader has tried; put it in %s", part, answersOf(st.Chapter))
+			t.Errorf("%s holds a fold: in a terminal it prints in full, its answer before the reader has tried; put it in %s", part, step.AnswersOf(st.Chapter))
 		}
 		for _, m := range linkRE.FindAllStringSubmatch(string(doc), -1) {
 			linked[m[1]] = true
 			if !anchors[m[1]] {
-				t.Errorf("%s links to %s#%s, which has no such anchor", part, answersOf(st.Chapter), m[1])
+				t.Errorf("%s links to %s#%s, which has no such anchor", part, step.AnswersOf(st.Chapter), m[1])
 			}
 		}
 	}
 	for a := range anchors {
 		if !linked[a] {
-			t.Errorf("%s#%s is linked from nowhere in %v", answersOf(st.Chapter), a, st.ChapterParts())
+			t.Errorf("%s#%s is linked from nowhere in %v", step.AnswersOf(st.Chapter), a, st.ChapterParts())
 		}
 	}
 }
@@ -404,7 +400,7 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 	testenv.Long(t, "runs go doc")
 	st := steps.Default()
 	seen := 0
-	for _, name := range append(st.ChapterParts(), answersOf(st.Chapter)) {
+	for _, name := range append(st.ChapterParts(), step.AnswersOf(st.Chapter)) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/mod/modfile"
 
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 )
 
@@ -52,7 +53,7 @@ func (d factDoc) path() string {
 	case chapterText:
 		return steps.Default().Chapter
 	case answersDoc:
-		return answersOf(steps.Default().Chapter)
+		return step.AnswersOf(steps.Default().Chapter)
 	default:
 		return filepath.Join("docs", "instructors.md")
 	}
