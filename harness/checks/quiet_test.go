@@ -417,3 +417,48 @@ func TestAWindowRightAfterAStartIsNotJudgedByTheKernel(t *testing.T) {
 		t.Fatalf("the same figures later: %v", b)
 	}
 }
+
+// TestATalliedTimerIsConfirmedByALongerWindow: a tally's verdict of work on
+// a timer stands only when a window as long as quiescent's, judged alone,
+// sees the work again: a poller's does, and the error says both; an idle
+// controller's longer window clears the verdict (the short windows' figures
+// were a change's aftermath) and a note says so.
+func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
+	const summed = "over the last 3 quiet windows (2.4s in all), the controller's threads woke 216 times"
+	perWindow := func(wakeupsPerSec, msPerSec float64, window time.Duration) ctrlproc.Work {
+		secs := window.Seconds()
+		return ctrlproc.Work{Wakeups: int64(wakeupsPerSec * secs), Ran: time.Duration(msPerSec * secs * float64(time.Millisecond))}
+	}
+	confirmT := func(c Controller) *T {
+		to := DefaultTimeouts()
+		to.Scrape, to.Quiet, to.Idle = 20*time.Millisecond, MinWorkWindow, 100*time.Millisecond
+		ct, _ := scrapedT(t, "sequences", c, to)
+		return ct
+	}
+	keys := []proxy.Key{{Namespace: "ns", Name: "quiet"}}
+
+	poller := confirmT(&lyingController{work: perWindow(90, 4.5, MinWorkWindow)})
+	err := poller.ConfirmKernelWork(context.Background(), keys, summed)
+	if err == nil {
+		t.Fatal("a poller's longer window cleared the tally's verdict")
+	}
+	for _, want := range []string{summed, "in the 2s window after them, judged alone, the controller's threads woke 180 times", "does not take a controller's word"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the verdict does not say %q:\n%v", want, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "an idle controller-runtime manager"); n > 1 {
+		t.Errorf("the verdict names the idle bounds %d times:\n%v", n, err)
+	}
+
+	idle := confirmT(&lyingController{work: perWindow(15, 1, MinWorkWindow)})
+	if err := idle.ConfirmKernelWork(context.Background(), keys, summed); err != nil {
+		t.Fatalf("an idle controller's longer window did not clear the verdict: %v", err)
+	}
+	idle.mu.Lock()
+	notes := strings.Join(idle.notes, "\n")
+	idle.mu.Unlock()
+	if !strings.Contains(notes, "in the 2s window after them the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
+		t.Errorf("no note says the longer window was idle:\n%s", notes)
+	}
+}

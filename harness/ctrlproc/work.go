@@ -25,12 +25,15 @@ type Work struct {
 	// those that exited included, and its children it waited for
 	// (/proc/<pid>/stat utime, stime, cutime, cstime: clock ticks, 10 ms).
 	CPU time.Duration
-	// Wakeups are the times a thread was put on a CPU again after it
-	// stopped: voluntary (it slept: a timer, a read, a lock) and
-	// involuntary (preempted) context switches, summed over every thread
+	// Wakeups are the times a thread slept (a timer, a read, a lock) and
+	// was woken: its voluntary context switches, summed over every thread
 	// (/proc/<pid>/task/<tid>/status). A thread that exited takes its count
 	// with it.
 	Wakeups int64
+	// Preempted are the times a running thread was taken off its CPU for
+	// another (involuntary context switches): a measure of the machine's
+	// load more than of the controller's work, so no verdict rests on it.
+	Preempted int64
 	// Ran is the time the live threads ran on a CPU, in nanoseconds
 	// (/proc/<pid>/task/<tid>/schedstat): finer than CPU, without the
 	// threads that exited.
@@ -47,6 +50,7 @@ func (w Work) Sub(earlier Work) Work {
 		CPU:       max(w.CPU-earlier.CPU, 0),
 		Ran:       max(w.Ran-earlier.Ran, 0),
 		Wakeups:   max(w.Wakeups-earlier.Wakeups, 0),
+		Preempted: max(w.Preempted-earlier.Preempted, 0),
 		Processes: w.Processes,
 		Threads:   w.Threads,
 	}
@@ -86,6 +90,7 @@ func readWork(root string, pids []int) (Work, error) {
 		}
 		total.CPU += w.CPU
 		total.Wakeups += w.Wakeups
+		total.Preempted += w.Preempted
 		total.Ran += w.Ran
 		total.Processes++
 		total.Threads += w.Threads
@@ -127,14 +132,15 @@ func processWork(root string, pid int) (Work, error) {
 		return Work{}, fmt.Errorf("listing the threads of process %d: %w", pid, err)
 	}
 	for _, task := range tasks {
-		n, err := switches(filepath.Join(dir, "task", task.Name(), "status"))
+		vol, invol, err := switches(filepath.Join(dir, "task", task.Name(), "status"))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the thread ended
 		}
 		if err != nil {
 			return Work{}, err
 		}
-		w.Wakeups += n
+		w.Wakeups += vol
+		w.Preempted += invol
 		w.Threads++
 		if b, err := os.ReadFile(filepath.Join(dir, "task", task.Name(), "schedstat")); err == nil {
 			if f := strings.Fields(string(b)); len(f) > 0 {
@@ -161,14 +167,13 @@ func statFields(stat []byte) ([]string, error) {
 	return fields, nil
 }
 
-// switches reads voluntary_ctxt_switches + nonvoluntary_ctxt_switches from
-// a thread's status.
-func switches(path string) (int64, error) {
+// switches reads voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+// from a thread's status.
+func switches(path string) (vol, invol int64, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", path, err)
+		return 0, 0, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var n int64
 	found := 0
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
@@ -178,15 +183,19 @@ func switches(path string) (int64, error) {
 		}
 		c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("parsing %s in %s: %w", k, path, err)
+			return 0, 0, fmt.Errorf("parsing %s in %s: %w", k, path, err)
 		}
-		n += c
+		if k == "voluntary_ctxt_switches" {
+			vol = c
+		} else {
+			invol = c
+		}
 		found++
 	}
 	if found != 2 {
-		return 0, fmt.Errorf("%s has no context switch counts", path)
+		return 0, 0, fmt.Errorf("%s has no context switch counts", path)
 	}
-	return n, nil
+	return vol, invol, nil
 }
 
 // Family lists pid and the processes descended from it (parent by parent,

@@ -57,7 +57,8 @@ func write(t *testing.T, path, text string) {
 }
 
 // TestWorkSumsEveryThreadOfEveryProcess: CPU is each process's own and its
-// reaped children's ticks, wakeups and run time are every thread's.
+// reaped children's ticks, wakeups (voluntary switches), preemptions
+// (involuntary ones) and run time are every thread's.
 func TestWorkSumsEveryThreadOfEveryProcess(t *testing.T) {
 	root := fakeProc(t, map[int]fakeProcess{
 		100: {ppid: 1, ticks: [4]int64{3, 2, 1, 0}, tasks: []fakeTask{{vol: 10, invol: 2, ranNS: 1e6}, {vol: 5, invol: 0, ranNS: 5e5}}},
@@ -67,11 +68,11 @@ func TestWorkSumsEveryThreadOfEveryProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Work{CPU: 70 * time.Millisecond, Wakeups: 25, Ran: 3500 * time.Microsecond, Processes: 2, Threads: 3}
+	want := Work{CPU: 70 * time.Millisecond, Wakeups: 22, Preempted: 3, Ran: 3500 * time.Microsecond, Processes: 2, Threads: 3}
 	if w != want {
 		t.Fatalf("work %+v, want %+v", w, want)
 	}
-	if s := w.String(); s != "25 wakeups and 70 ms of CPU" {
+	if s := w.String(); s != "22 wakeups and 70 ms of CPU" {
 		t.Errorf("String() = %q", s)
 	}
 }

@@ -400,7 +400,9 @@ func (sw *stepWindow) withdraws(t *checks.T, end time.Time) error {
 // reconcile, sends the proxy nothing and does no work on a timer. Its
 // /metrics may admit reconciles; a count of 0 there never outweighs what
 // the proxy, the API server and the kernel saw. The kernel's figures of
-// these short windows are added up in tally until they can be judged.
+// these short windows are added up in tally until they can be judged, and
+// a verdict of work on a timer is confirmed by a longer window
+// (T.ConfirmKernelWork).
 func quietOnceHealthy(ctx context.Context, t *checks.T, after *world, tally *checks.QuietTally) error {
 	if !healthy(after) {
 		return nil
@@ -427,7 +429,7 @@ func quietOnceHealthy(ctx context.Context, t *checks.T, after *world, tally *che
 				return fmt.Errorf("the world is converged, but %w", w.MetricsErr)
 			}
 			if s := tally.Add(w); s != "" {
-				return fmt.Errorf("the world is converged, but %s (%s)", s, w.Denied())
+				return t.ConfirmKernelWork(ctx, keys, "the world is converged, but "+s)
 			}
 			return nil
 		}
