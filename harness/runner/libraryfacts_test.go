@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,9 +14,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
@@ -247,6 +255,45 @@ var libraryFacts = []libraryFact{
 					t.Errorf("%s queues the initial list at %d, a resync at %d, a change at %d, a creation at %d; want %d, %d, 0, 0",
 						h.name, initial, resync, change, created, handler.LowPriority, handler.LowPriority)
 				}
+			}
+		},
+	},
+	{
+		name: "a cache read waits for its kind's informer to sync: it never answers from an empty cache",
+		stated: map[factDoc][]string{
+			chapterText: {"never answers from an empty cache"},
+		},
+		holds: func(t *testing.T) {
+			// An API server that never answers: the Service informer never
+			// lists, so it never syncs. A read that answered from the empty
+			// cache would say NotFound; one that waits ends with the
+			// informer's sync timing out when its context does.
+			hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+			defer hang.Close()
+			mapper := meta.NewDefaultRESTMapper(nil)
+			mapper.Add(corev1.SchemeGroupVersion.WithKind("Service"), meta.RESTScopeNamespace)
+			c, err := crcache.New(&rest.Config{Host: hang.URL}, crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { _ = c.Start(ctx) }()
+			var err2 error
+			for range 100 { // until the cache has started: before, a read says so at once
+				readCtx, done := context.WithTimeout(ctx, 200*time.Millisecond)
+				err2 = c.Get(readCtx, client.ObjectKey{Namespace: "ns", Name: "web"}, &corev1.Service{})
+				done()
+				if !errors.As(err2, new(*crcache.ErrCacheNotStarted)) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			switch {
+			case apierrors.IsNotFound(err2):
+				t.Fatalf("a read before the informer synced answered from the empty cache: %v", err2)
+			case !apierrors.IsTimeout(err2):
+				t.Fatalf("a read before the informer synced ended with %v, want the wait for the sync to time out with its context", err2)
 			}
 		},
 	},
