@@ -2,11 +2,13 @@ package step01
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/10xdev/gw10/harness/words"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -618,7 +620,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 
 var routeDeletedCheck = checks.Check{
 	ID:      "route-deleted",
-	Title:   "deleting the EdgeRoute withdraws its route from the proxy, also when the proxy refuses the first withdraws, and the deletion completes",
+	Title:   "deleting the EdgeRoute withdraws its route from the proxy, also when the proxy refuses the first withdraws or another controller's finalizer keeps the object, and the deletion completes",
 	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
 	Points:  10,
 	Clauses: []string{ClauseDeleted},
@@ -632,27 +634,132 @@ plane by the EdgeRoute's name makes the withdraw idempotent; it does not make a 
 reach a controller that was stopped when it happened (check deleted-while-down).
 A busy proxy can refuse a withdraw (503): the route is still served. Return the error
 from Reconcile: the queue retries the key with backoff until a withdraw is answered.
-Nothing else will bring the key back: the EdgeRoute is gone, so no event will come.`,
+Nothing else will bring the key back: the EdgeRoute is gone, so no event will come.
+Another controller's finalizer can keep a deleted EdgeRoute: Get still finds it, with a
+deletionTimestamp and a new generation. It is on its way out all the same: withdraw its
+route, never push it, never report it Programmed=True.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		createService(ctx, t, "bye-svc")
 		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
 		busy := t.NewRoute(ctx, "busy", "bye-svc", 8080)
-		for _, x := range []*checks.Route{r, busy} {
+		held := t.NewRoute(ctx, "held", "bye-svc", 8080)
+		for _, x := range []*checks.Route{r, busy, held} {
 			x.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		}
-		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, busy.Name)
+		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, busy.Name, held.Name)
+		setForeignFinalizer(ctx, t, held, true)
+		defer setForeignFinalizer(context.WithoutCancel(ctx), t, held, false)
 
 		t.Proxy.RefuseWithdraws(busy.Key(), busyWithdraws, busyReason)
 		defer t.Proxy.RefuseWithdraws(busy.Key(), 0, "")
-		r.Delete(ctx)
+		t.WaitIdle(ctx) // the finalizer's own update event answered
+		deleted := time.Now()
+		held.Delete(ctx)
+		deletedGen := held.MustGet(ctx).GetGeneration()
+		r.Delete(ctx) // the last deletions are those the first waits are about
 		busy.Delete(ctx)
 		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+busy.Name+" that the proxy refused at first", func() error {
 			return withdrawnAfterRefusals(t, busy, ClauseDeleted)
 		})
+		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+held.Name+", which another controller's finalizer keeps in deletion", func() error {
+			if _, served := t.Proxy.Route(held.Key()); served {
+				return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s): an EdgeRoute being deleted is on its way out, whatever finalizer keeps the object\n"+
+					"  observed: still served", held.Name, ClauseDeleted)
+			}
+			return nil
+		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		gone(ctx, t, r)
 		gone(ctx, t, busy)
+
+		// held is on its way out, another controller's finalizer keeping
+		// the object: withdrawn above, and never pushed or reported
+		// programmed since its deletion, however long it stays.
+		t.WaitIdle(ctx)
+		if err := onItsWayOut(t, held, deleted, deletedGen); err != nil {
+			t.Fatalf("%s", err)
+		}
+		setForeignFinalizer(ctx, t, held, false)
+		gone(ctx, t, held)
 	},
+}
+
+// foreignFinalizer is the finalizer of "another controller" that
+// route-deleted puts on an EdgeRoute to keep it in deletion.
+const foreignFinalizer = "gw10.10xdev.io/held-by-another-controller"
+
+// setForeignFinalizer adds foreignFinalizer to r, or removes it (which ends
+// a deletion it held). Removing it from an EdgeRoute already gone is done.
+func setForeignFinalizer(ctx context.Context, t *checks.T, r *checks.Route, on bool) {
+	obj, err := r.Get(ctx)
+	if apierrors.IsNotFound(err) && !on {
+		return
+	}
+	t.Must(err, "reading %s", r)
+	patch := client.MergeFrom(obj.DeepCopy())
+	fins := slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == foreignFinalizer })
+	what := "removing another controller's finalizer from"
+	if on {
+		fins = append(fins, foreignFinalizer)
+		what = "adding another controller's finalizer (" + foreignFinalizer + ") to"
+	}
+	obj.SetFinalizers(fins)
+	t.Did(evidence.RouteEdited, r.Object(), "%s %s %s", what, t.Primary.Kind(), r.Name)
+	t.Must(t.Client.Patch(ctx, obj, patch), "%s %s", what, r)
+}
+
+// onItsWayOut says what r, kept in deletion by another controller's
+// finalizer, had done to it that it must not once deleted at deleted (the contract's
+// EdgeRoute being deleted, under S-DELETED): a push of the generation its
+// deletion made (deletedGen: the API server counts a deletion held by a
+// finalizer as a change), a push after its route was withdrawn, or a status
+// write saying Programmed=True of that generation. A push or write of an
+// earlier generation may be a pass that read the object before its
+// deletion, and is not counted.
+func onItsWayOut(t *checks.T, r *checks.Route, deleted time.Time, deletedGen int64) error {
+	var seen []string
+	withdrawn := false
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		switch {
+		case ev.Received.Before(deleted):
+		case ev.Method == http.MethodDelete && ev.Status/100 == 2:
+			withdrawn = true
+		case ev.Method == http.MethodPut && ev.Route != nil && (ev.Route.Generation >= deletedGen || withdrawn):
+			seen = append(seen, fmt.Sprintf("%s a push of its route, generation %d (%s)", ev.Received.Format("15:04:05.000"), ev.Route.Generation, ev.Answer()))
+		}
+	}
+	for _, ev := range statusWritesOf(t, r, deleted, time.Now().Add(time.Hour)) {
+		if gen, ok := programmedTrueOf(ev); ok && gen >= deletedGen {
+			seen = append(seen, fmt.Sprintf("%s a status write: %s (observedGeneration %d)", ev.At.Format("15:04:05.000"), ev.Text, gen))
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s, being deleted (generation %d; another controller's finalizer keeps the object)\n"+
+		"  expected: on its way out (%s): its route withdrawn, never pushed again, never reported Programmed=True\n"+
+		"  observed: %s", r, deletedGen, ClauseDeleted, strings.Join(seen, "; "))
+}
+
+// programmedTrueOf reads a status write's Programmed condition: its
+// observedGeneration when it says True.
+func programmedTrueOf(ev evidence.Event) (int64, bool) {
+	_, body, _ := strings.Cut(ev.Detail, "\n")
+	var status struct {
+		Conditions []struct {
+			Type, Status       string
+			ObservedGeneration int64
+		}
+	}
+	if json.Unmarshal([]byte(body), &status) != nil {
+		return 0, false
+	}
+	for _, c := range status.Conditions {
+		if c.Type == programmed && c.Status == "True" {
+			return c.ObservedGeneration, true
+		}
+	}
+	return 0, false
 }
 
 // busyWithdraws is how many withdraws of its route the proxy refuses in

@@ -35,7 +35,7 @@ func Contract() []step.Clause {
 		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn (a refused withdraw tried again until one is answered)"},
 		{ID: ClauseAcked, Rule: "Service exists, push ACKed: Accepted=True/Valid, Programmed=True/Synced, the route present with the current spec"},
 		{ID: ClauseNacked, Rule: "Service exists, push NACKed: Accepted=True/Valid, Programmed=False/PushFailed with the NACK's reason; the data plane as the proxy left it (no withdraw)"},
-		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down, and also when the proxy cannot be listed at first"},
+		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down, also when the proxy cannot be listed at first, and also while another controller's finalizer keeps the object (never pushed again nor reported Programmed=True meanwhile)"},
 		{ID: ClauseDrift, Rule: "the proxy loses routes while the controller runs: every route it should hold pushed again within the drift period, a route whose EdgeRoute is gone withdrawn, with no event from the cluster"},
 		{ID: ClauseReadErr, Rule: "Service read fails (not NotFound): status and data plane unchanged, the error returned"},
 		{ID: ClauseObsGen, Rule: "every condition carries observedGeneration = the generation it describes"},

@@ -46,7 +46,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// TODO(step01): 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
 	//    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
 	//    held by someone's finalizer)? And what may a pass do when it cannot tell?
-	//    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
+	//    (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
 
 	// TODO(step01): 3. Converge the data plane to what you observed, and keep its answer
 	//    in obs for the status: the contract's situation table says what the

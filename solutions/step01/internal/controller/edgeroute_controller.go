@@ -69,7 +69,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:todo 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
 	//gw10:todo    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
 	//gw10:todo    held by someone's finalizer)? And what may a pass do when it cannot tell?
-	//gw10:todo    (contract: S-MISSING, S-READERR) (checks: missing-service, self-heal, read-error).
+	//gw10:todo    (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
 	// 2. Observe ACTUAL state: does the target Service exist? And is the
 	// EdgeRoute being deleted (held by another's finalizer)?
 	obs := observation{deleting: !er.DeletionTimestamp.IsZero()}
