@@ -462,3 +462,81 @@ func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
 		t.Errorf("no note says the longer window was idle:\n%s", notes)
 	}
 }
+
+// scriptedController's kernel figures grow by the next of perWindow at
+// every second reading (a window reads twice: at its start and its end),
+// the last one repeating.
+type scriptedController struct {
+	lyingController
+	perWindow []ctrlproc.Work
+	readings  int
+}
+
+func (c *scriptedController) Work() (ctrlproc.Work, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readings%2 == 1 {
+		w := c.perWindow[min(c.readings/2, len(c.perWindow)-1)]
+		c.read.Wakeups += w.Wakeups
+		c.read.Ran += w.Ran
+	}
+	c.readings++
+	return c.read, nil
+}
+
+// TestAWindowBusyByTheKernelAloneIsConfirmedByASecond: a window that only
+// the kernel's figures call busy is watched again; the second window's
+// verdict stands. A burst in the first window alone is cleared with a note;
+// a poller busy in both is busy; a window busy at the proxy is not watched
+// again.
+func TestAWindowBusyByTheKernelAloneIsConfirmedByASecond(t *testing.T) {
+	const window = MinWorkWindow
+	secs := window.Seconds()
+	busy := ctrlproc.Work{Wakeups: int64(90 * secs), Ran: time.Duration(4.5 * secs * float64(time.Millisecond))}
+	idle := ctrlproc.Work{Wakeups: int64(15 * secs), Ran: time.Duration(secs * float64(time.Millisecond))}
+	keys := []proxy.Key{{Namespace: "ns", Name: "quiet"}}
+	confirmT := func(c Controller) (*T, *proxy.Server) {
+		to := DefaultTimeouts()
+		to.Scrape, to.Idle = 20*time.Millisecond, 100*time.Millisecond
+		ct, p := scrapedT(t, "quiescent", c, to)
+		ct.WaitIdle(context.Background()) // a check watches once the controller is idle, its metrics read
+		return ct, p
+	}
+
+	burst := &scriptedController{perWindow: []ctrlproc.Work{busy, idle}}
+	ct, _ := confirmT(burst)
+	if b := ct.WatchQuietConfirmed(context.Background(), window, keys).Busy(); len(b) != 0 {
+		t.Errorf("a burst in the first window only was not cleared by the second: %v", b)
+	}
+	ct.mu.Lock()
+	notes := strings.Join(ct.notes, "\n")
+	ct.mu.Unlock()
+	if !strings.Contains(notes, "only the kernel's figures were over the idle bounds") || !strings.Contains(notes, "in a second one they woke 30 times") {
+		t.Errorf("no note says the second window was idle:\n%s", notes)
+	}
+
+	poller := &scriptedController{perWindow: []ctrlproc.Work{busy}}
+	ct, _ = confirmT(poller)
+	if b := strings.Join(ct.WatchQuietConfirmed(context.Background(), window, keys).Busy(), "\n"); !strings.Contains(b, "woke 180 times") {
+		t.Errorf("a poller busy in both windows: %q", b)
+	}
+	if poller.readings != 4 {
+		t.Errorf("a poller's figures were read %d times, want 4 (two windows)", poller.readings)
+	}
+
+	pusher := &scriptedController{perWindow: []ctrlproc.Work{busy, idle}}
+	ct, p := confirmT(pusher)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			push(p, "quiet")
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	waitUntil(t, func() bool { return len(p.Events(keys[0])) > 0 })
+	w := ct.WatchQuietConfirmed(context.Background(), window, keys)
+	if pusher.readings != 2 || len(w.Proxy) == 0 {
+		t.Errorf("a window busy at the proxy was watched again (%d readings) or lost its pushes (%d)", pusher.readings, len(w.Proxy))
+	}
+}

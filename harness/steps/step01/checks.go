@@ -177,7 +177,7 @@ lacks Services.`,
 // /metrics never outweighs the outside evidence.
 func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitingFor string, window time.Duration) {
 	t.WaitIdle(ctx)
-	w := t.WatchQuiet(ctx, window, checks.Keys(waiting...))
+	w := t.WatchQuietConfirmed(ctx, window, checks.Keys(waiting...))
 	busy, admitted := w.Busy(), w.Admitted()
 	if w.WorkErr != nil {
 		t.Logf("the controller's work in the window could not be read: %v", w.WorkErr)
@@ -592,7 +592,7 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		// no status write (hot loop), no reconcile, no push and no work on
 		// a timer (polling), whatever its /metrics say.
 		before := snapshot(ctx, t, r)
-		w := t.WatchQuiet(ctx, t.Timeouts.Quiet, checks.Keys(r))
+		w := t.WatchQuietConfirmed(ctx, t.Timeouts.Quiet, checks.Keys(r))
 		after := snapshot(ctx, t, r)
 		problems := quietProblems(t, w)
 		problems = append(problems, rewritten(r, before, after)...)
