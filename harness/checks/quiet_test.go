@@ -455,10 +455,7 @@ func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
 	if err := idle.ConfirmKernelWork(context.Background(), keys, summed); err != nil {
 		t.Fatalf("an idle controller's longer window did not clear the verdict: %v", err)
 	}
-	idle.mu.Lock()
-	notes := strings.Join(idle.notes, "\n")
-	idle.mu.Unlock()
-	if !strings.Contains(notes, "in the 2s window after them the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
+	if notes := notesOf(idle); !strings.Contains(notes, "in the 2s window after them the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
 		t.Errorf("no note says the longer window was idle:\n%s", notes)
 	}
 }
@@ -508,10 +505,7 @@ func TestAWindowBusyByTheKernelAloneIsConfirmedByASecond(t *testing.T) {
 	if b := ct.WatchQuietConfirmed(context.Background(), window, keys).Busy(); len(b) != 0 {
 		t.Errorf("a burst in the first window only was not cleared by the second: %v", b)
 	}
-	ct.mu.Lock()
-	notes := strings.Join(ct.notes, "\n")
-	ct.mu.Unlock()
-	if !strings.Contains(notes, "only the kernel's figures were over the idle bounds") || !strings.Contains(notes, "in a second one they woke 30 times") {
+	if notes := notesOf(ct); !strings.Contains(notes, "only the kernel's figures were over the idle bounds") || !strings.Contains(notes, "in a second one they woke 30 times") {
 		t.Errorf("no note says the second window was idle:\n%s", notes)
 	}
 
@@ -539,4 +533,11 @@ func TestAWindowBusyByTheKernelAloneIsConfirmedByASecond(t *testing.T) {
 	if pusher.readings != 2 || len(w.Proxy) == 0 {
 		t.Errorf("a window busy at the proxy was watched again (%d readings) or lost its pushes (%d)", pusher.readings, len(w.Proxy))
 	}
+}
+
+// notesOf is what the check's notes say, one per line.
+func notesOf(ct *T) string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	return strings.Join(ct.notes, "\n")
 }
