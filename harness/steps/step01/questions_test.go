@@ -128,3 +128,19 @@ func TestTheChaptersLinksResolve(t *testing.T) {
 		t.Errorf("found %d links to anchors: has the link syntax changed?", links)
 	}
 }
+
+// TestEveryCheckHasAQuestionThatLeadsToIt: the chapter's Build it says that
+// make hint ID=<check> lists the questions that lead to each check; every
+// check of the step has one: a question of the chapter that names it.
+func TestEveryCheckHasAQuestionThatLeadsToIt(t *testing.T) {
+	st := Step()
+	questions, err := st.ReadQuestions(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Checks {
+		if len(step.About(questions, c.ID)) == 0 {
+			t.Errorf("no question of %v names `%s`: make hint ID=%s would list none", st.ChapterParts(), c.ID, c.ID)
+		}
+	}
+}
