@@ -179,6 +179,16 @@ func (w QuietWindow) Length() time.Duration { return w.To.Sub(w.From) }
 // line per side that saw work (none: it did nothing that can be seen). The
 // controller's own metrics are not among them (see Admitted).
 func (w QuietWindow) Busy() []string {
+	out := w.sideWork()
+	if s := w.kernelWork(); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// sideWork is Busy without the kernel's side: what the proxy and the API
+// server saw.
+func (w QuietWindow) sideWork() []string {
 	var out []string
 	if s := w.proxyWork(); s != "" {
 		out = append(out, s)
@@ -198,12 +208,16 @@ func (w QuietWindow) Busy() []string {
 	if s := w.requestWork(); s != "" {
 		out = append(out, s)
 	}
-	if w.WorkErr == nil && !w.Fresh && w.Length() >= MinWorkWindow {
-		if s := KernelWork(w.Work, w.Length()); s != "" {
-			out = append(out, s)
-		}
-	}
 	return out
+}
+
+// kernelWork is the kernel's side of Busy: KernelWork over a window long
+// enough to judge, whose figures were read and are not start-up work.
+func (w QuietWindow) kernelWork() string {
+	if w.WorkErr != nil || w.Fresh || w.Length() < MinWorkWindow {
+		return ""
+	}
+	return KernelWork(w.Work, w.Length())
 }
 
 // Admitted is what the controller's /metrics say it did in the window:
@@ -292,15 +306,16 @@ func KernelWork(work ctrlproc.Work, d time.Duration) string {
 	if wakeups <= IdleWakeups || ran <= IdleRun {
 		return ""
 	}
-	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
-		"by the kernel's counts in /proc); %s",
-		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), wakeups, ms(ran), idleBounds())
+	return kernelFigures(work, d) + "; " + fmt.Sprintf("an idle controller-runtime manager wakes about %d times and runs about %s a second, "+
+		"and over %d times and %s a second is work on a timer", idleWakeupsSeen, ms(idleRunSeen), IdleWakeups, ms(IdleRun))
 }
 
-// idleBounds says what KernelWork compares a window's figures with.
-func idleBounds() string {
-	return fmt.Sprintf("an idle controller-runtime manager wakes about %d times and runs about %s a second, "+
-		"and over %d times and %s a second is work on a timer", idleWakeupsSeen, ms(idleRunSeen), IdleWakeups, ms(IdleRun))
+// kernelFigures says what the kernel counted in a window of length d.
+func kernelFigures(work ctrlproc.Work, d time.Duration) string {
+	secs := d.Seconds()
+	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
+		"by the kernel's counts in /proc)",
+		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), float64(work.Wakeups)/secs, ms(time.Duration(float64(work.Ran)/secs)))
 }
 
 // ms reads a CPU time in milliseconds, with a decimal under 10 ms.
@@ -371,28 +386,27 @@ func (t *T) WatchQuiet(ctx context.Context, d time.Duration, keys []proxy.Key) Q
 // reconcile counted) put to a second window of the same length: a timer
 // works in both, while a change's aftermath on a loaded machine (a
 // collection, the runtime's scavenger) fills one. It returns the second
-// window then, and a note says when that one was idle.
+// window then.
 func (t *T) WatchQuietConfirmed(ctx context.Context, d time.Duration, keys []proxy.Key) QuietWindow {
 	w := t.WatchQuiet(ctx, d, keys)
-	if !w.kernelOnly() {
+	if len(w.sideWork()) > 0 || w.kernelWork() == "" || w.Admitted() != "" || w.MetricsErr != nil {
 		return w
 	}
-	t.WaitIdle(ctx)
-	again := t.WatchQuiet(ctx, d, keys)
-	if len(again.Busy()) == 0 && again.Admitted() == "" && again.WorkErr == nil {
-		t.Logf("in a first quiet window of %s, only the kernel's figures were over the idle bounds (the controller's threads woke %d times and ran %s); in a second one they woke %d times and ran %s: idle (a loaded machine, not a timer)",
-			w.Length().Round(10*time.Millisecond), w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond),
-			again.Work.Wakeups, again.Work.Ran.Round(100*time.Microsecond))
-	}
-	return again
+	return t.confirmingWindow(ctx, d, keys, fmt.Sprintf("in a first quiet window of %s only the kernel's figures were over the idle bounds (%s)",
+		w.Length().Round(10*time.Millisecond), kernelFigures(w.Work, w.Length())))
 }
 
-// kernelOnly: the kernel's figures are the only evidence of work in the
-// window.
-func (w QuietWindow) kernelOnly() bool {
-	busy := w.Busy()
-	return len(busy) == 1 && w.WorkErr == nil && busy[0] == KernelWork(w.Work, w.Length()) &&
-		w.Admitted() == "" && w.MetricsErr == nil
+// confirmingWindow watches one more quiet window of length d once the
+// controller is idle, to confirm what the kernel's figures said before
+// (seen); when it is idle, a note says both.
+func (t *T) confirmingWindow(ctx context.Context, d time.Duration, keys []proxy.Key, seen string) QuietWindow {
+	t.WaitIdle(ctx)
+	w := t.WatchQuiet(ctx, d, keys)
+	if len(w.Busy()) == 0 && w.Admitted() == "" && w.WorkErr == nil {
+		t.Logf("%s, but in the %s window after that the controller's threads woke %d times and ran %s: idle (a loaded machine, not a timer)",
+			seen, w.Length().Round(10*time.Millisecond), w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+	}
+	return w
 }
 
 // Keys are the routes' proxy keys.
@@ -519,9 +533,11 @@ func (q *QuietTally) Add(w QuietWindow) string {
 // timer works in the longer window too. The error says both, and is nil
 // when the longer window was idle (a note then says so).
 func (t *T) ConfirmKernelWork(ctx context.Context, keys []proxy.Key, summed string) error {
-	t.WaitIdle(ctx)
-	w := t.WatchQuiet(ctx, t.Timeouts.Quiet, keys)
-	busy := w.Busy()
+	w := t.confirmingWindow(ctx, t.Timeouts.Quiet, keys, "the kernel's figures of the short quiet windows added up were over the idle bounds")
+	busy := w.sideWork()
+	if s := w.kernelWork(); s != "" {
+		busy = append(busy, kernelFigures(w.Work, w.Length())) // summed gave the bounds
+	}
 	if admitted := w.Admitted(); admitted != "" {
 		busy = append(busy, admitted)
 	}
@@ -530,12 +546,7 @@ func (t *T) ConfirmKernelWork(ctx context.Context, keys []proxy.Key, summed stri
 		if w.WorkErr != nil {
 			return fmt.Errorf("%s, and the controller's work in the %s window after them could not be read: %w", summed, length, w.WorkErr)
 		}
-		t.Logf("the kernel's figures of the short quiet windows added up were over the idle bounds, but in the %s window after them the controller's threads woke %d times and ran %s: idle (a change's aftermath on a loaded machine, not a timer)",
-			length, w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
 		return nil
-	}
-	for i, b := range busy { // summed said it already
-		busy[i] = strings.Replace(b, "; "+idleBounds(), "", 1)
 	}
 	msg := fmt.Sprintf("%s, and in the %s window after them, judged alone, %s", summed, length, strings.Join(busy, "; "))
 	if d := w.Denied(); d != "" {

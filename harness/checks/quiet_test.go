@@ -51,6 +51,19 @@ func quietT(t *testing.T, c Controller) (*T, *proxy.Server) {
 	return scrapedT(t, "quiet", c, to)
 }
 
+// pushEvery pushes ns/name to the proxy every period, as a poller would,
+// until the returned func is called.
+func pushEvery(p *proxy.Server, name string, period time.Duration) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for ctx.Err() == nil {
+			push(p, name)
+			time.Sleep(period)
+		}
+	}()
+	return cancel
+}
+
 // push sends the proxy a push of ns/name, as a controller would; an error
 // shows as a push missing from the window.
 func push(p *proxy.Server, name string) {
@@ -75,14 +88,8 @@ func TestAQuietWindowTakesNoWordFromTheController(t *testing.T) {
 	if _, err := ct.MeasuredMetrics(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	cancel := pushEvery(p, "quiet", 100*time.Millisecond)
 	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			push(p, "quiet")
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
 	before := c.scrapes.Load()
 	w := ct.WatchQuiet(context.Background(), 600*time.Millisecond, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	cancel()
@@ -107,14 +114,7 @@ func TestAQuietWindowTakesNoWordFromTheController(t *testing.T) {
 // namespace (which the check may be changing) is not the window's.
 func TestAQuietWindowSeesOnlyItsRoutes(t *testing.T) {
 	ct, p := quietT(t, &lyingController{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			push(p, "other")
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	defer pushEvery(p, "other", 50*time.Millisecond)()
 	waitUntil(t, func() bool { return len(p.Events(proxy.Key{Namespace: "ns", Name: "other"})) > 0 }) // pushing before the window opens
 	w := ct.WatchQuiet(context.Background(), time.Second, []proxy.Key{{Namespace: "ns", Name: "quiet"}})
 	if busy := w.Busy(); len(busy) != 0 {
@@ -455,7 +455,7 @@ func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
 	if err := idle.ConfirmKernelWork(context.Background(), keys, summed); err != nil {
 		t.Fatalf("an idle controller's longer window did not clear the verdict: %v", err)
 	}
-	if notes := notesOf(idle); !strings.Contains(notes, "in the 2s window after them the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
+	if notes := notesOf(idle); !strings.Contains(notes, "in the 2s window after that the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
 		t.Errorf("no note says the longer window was idle:\n%s", notes)
 	}
 }
@@ -505,7 +505,7 @@ func TestAWindowBusyByTheKernelAloneIsConfirmedByASecond(t *testing.T) {
 	if b := ct.WatchQuietConfirmed(context.Background(), window, keys).Busy(); len(b) != 0 {
 		t.Errorf("a burst in the first window only was not cleared by the second: %v", b)
 	}
-	if notes := notesOf(ct); !strings.Contains(notes, "only the kernel's figures were over the idle bounds") || !strings.Contains(notes, "in a second one they woke 30 times") {
+	if notes := notesOf(ct); !strings.Contains(notes, "only the kernel's figures were over the idle bounds") || !strings.Contains(notes, "in the 2s window after that the controller's threads woke 30 times") {
 		t.Errorf("no note says the second window was idle:\n%s", notes)
 	}
 
@@ -520,14 +520,7 @@ func TestAWindowBusyByTheKernelAloneIsConfirmedByASecond(t *testing.T) {
 
 	pusher := &scriptedController{perWindow: []ctrlproc.Work{busy, idle}}
 	ct, p := confirmT(pusher)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			push(p, "quiet")
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
+	defer pushEvery(p, "quiet", 200*time.Millisecond)()
 	waitUntil(t, func() bool { return len(p.Events(keys[0])) > 0 })
 	w := ct.WatchQuietConfirmed(context.Background(), window, keys)
 	if pusher.readings != 2 || len(w.Proxy) == 0 {

@@ -2,7 +2,6 @@ package step01
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/10xdev/gw10/harness/words"
 	"net/http"
@@ -729,8 +728,8 @@ func onItsWayOut(t *checks.T, r *checks.Route, deleted time.Time, deletedGen int
 		}
 	}
 	for _, ev := range statusWritesOf(t, r, deleted, time.Now().Add(time.Hour)) {
-		if gen, ok := programmedTrueOf(ev); ok && gen >= deletedGen {
-			seen = append(seen, fmt.Sprintf("%s a status write: %s (observedGeneration %d)", ev.At.Format("15:04:05.000"), ev.Text, gen))
+		if c, ok := programmedOf(ev.Detail); ok && c.Status == "True" && c.ObservedGeneration >= deletedGen {
+			seen = append(seen, fmt.Sprintf("%s a status write: %s (observedGeneration %d)", ev.At.Format("15:04:05.000"), ev.Text, c.ObservedGeneration))
 		}
 	}
 	if len(seen) == 0 {
@@ -739,27 +738,6 @@ func onItsWayOut(t *checks.T, r *checks.Route, deleted time.Time, deletedGen int
 	return fmt.Errorf("%s, being deleted (generation %d; another controller's finalizer keeps the object)\n"+
 		"  expected: on its way out (%s): its route withdrawn, never pushed again, never reported Programmed=True\n"+
 		"  observed: %s", r, deletedGen, ClauseDeleted, strings.Join(seen, "; "))
-}
-
-// programmedTrueOf reads a status write's Programmed condition: its
-// observedGeneration when it says True.
-func programmedTrueOf(ev evidence.Event) (int64, bool) {
-	_, body, _ := strings.Cut(ev.Detail, "\n")
-	var status struct {
-		Conditions []struct {
-			Type, Status       string
-			ObservedGeneration int64
-		}
-	}
-	if json.Unmarshal([]byte(body), &status) != nil {
-		return 0, false
-	}
-	for _, c := range status.Conditions {
-		if c.Type == programmed && c.Status == "True" {
-			return c.ObservedGeneration, true
-		}
-	}
-	return 0, false
 }
 
 // busyWithdraws is how many withdraws of its route the proxy refuses in

@@ -181,7 +181,8 @@ func statusWritesOf(t *checks.T, r *checks.Route, from, to time.Time) []evidence
 func messagesOf(writes []evidence.Event) string {
 	var msgs []string
 	for _, w := range writes {
-		m := programmedMessage(w.Detail)
+		c, _ := programmedOf(w.Detail)
+		m := c.Message
 		if m != "" && !slices.Contains(msgs, m) {
 			msgs = append(msgs, m)
 		}
@@ -199,23 +200,28 @@ func messagesOf(writes []evidence.Event) string {
 	return "messages written: " + strings.Join(quoted, ", then ")
 }
 
-// programmedMessage reads the Programmed condition's message from a status
-// event's detail ("generation g, resourceVersion v" then the status as JSON).
-func programmedMessage(detail string) string {
+// writtenCondition is a condition as a status write carried it.
+type writtenCondition struct {
+	Type, Status, Message string
+	ObservedGeneration    int64
+}
+
+// programmedOf reads the Programmed condition from a status event's detail
+// ("generation g, resourceVersion v" then the status as JSON); false when
+// the write carried none.
+func programmedOf(detail string) (writtenCondition, bool) {
 	_, raw, ok := strings.Cut(detail, "\n")
 	if !ok {
-		return ""
+		return writtenCondition{}, false
 	}
-	var status struct {
-		Conditions []struct{ Type, Message string }
-	}
+	var status struct{ Conditions []writtenCondition }
 	if json.Unmarshal([]byte(raw), &status) != nil {
-		return ""
+		return writtenCondition{}, false
 	}
 	for _, c := range status.Conditions {
 		if c.Type == programmed {
-			return c.Message
+			return c, true
 		}
 	}
-	return ""
+	return writtenCondition{}, false
 }
