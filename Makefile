@@ -197,6 +197,11 @@ test-needs-solutions:
 # test-deps does, and CI runs it first.
 MUTANT_TESTS := ^(TestEveryMutantFailsItsCheckWithItsCause|TestEveryVariantPasses)$$
 GO_TEST := go test -count=1
+# How many parallel tests run at once in a package on envtest, and so how
+# many control planes the runner package's pool holds: its runs mostly wait
+# (a variant's controller) or compile (a mutant), and four side by side keep
+# two cores busy (docs/harness.md, "make test's time").
+TEST_PARALLEL ?= 4
 KILL_TABLE := if [ -f .gw10/kill-table.txt ]; then echo; echo "kill table (harness/testdata/*/mutants must fail, variants must pass):"; cat .gw10/kill-table.txt; fi
 # Every step's solution's own suite (envtest), on its own go.mod.
 SOLUTION_TESTS = for d in $$($(GW10) steps --field solution); do \
@@ -221,14 +226,14 @@ test-unit: test-needs-solutions ## The fast tier: the harness's tests that need 
 test-envtest: test-needs-solutions $(GW10) ## The tests on envtest (with the unit tier's), without the mutants and variants; every solution's own suite.
 	@$(GW10) assets
 	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
-	  KUBEBUILDER_ASSETS="$$assets" $(GO_TEST) -timeout 75m -skip '$(MUTANT_TESTS)' ./harness/... || status=$$?; exit $$status
+	  KUBEBUILDER_ASSETS="$$assets" $(GO_TEST) -parallel $(TEST_PARALLEL) -timeout 75m -skip '$(MUTANT_TESTS)' ./harness/... || status=$$?; exit $$status
 
 .PHONY: test-mutants
 test-mutants: test-needs-solutions $(GW10) ## The kill table: every mutant fails its check, every variant passes (SHARD=i/n: the i-th of n shares).
 	@$(GW10) assets
 	@rm -f .gw10/kill-table.txt
 	@status=0; KUBEBUILDER_ASSETS="$$($(GW10) assets --print-path)" GW10_SHARD="$$SHARD" \
-	  $(GO_TEST) -timeout 75m -run '$(MUTANT_TESTS)' ./harness/runner || status=$$?; $(KILL_TABLE); exit $$status
+	  $(GO_TEST) -parallel $(TEST_PARALLEL) -timeout 75m -run '$(MUTANT_TESTS)' ./harness/runner || status=$$?; $(KILL_TABLE); exit $$status
 
 # make test runs every test once: the unit tier first (it fails in minutes,
 # not after the long runs), which lists the tests it skips in GW10_SKIPPED
@@ -244,7 +249,7 @@ test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test sui
 	@status=0; assets="$$($(GW10) assets --print-path)"; $(SOLUTION_TESTS); \
 	  if [ -s "$$GW10_SKIPPED" ]; then \
 	    pkgs="$$(cut -f1 "$$GW10_SKIPPED" | sort -u)"; names="$$(cut -f2 "$$GW10_SKIPPED" | sort -u | paste -sd'|' -)"; \
-	    KUBEBUILDER_ASSETS="$$assets" GW10_SKIPPED= $(GO_TEST) -timeout 75m -run "^($$names)\$$" $$pkgs || status=$$?; fi; \
+	    KUBEBUILDER_ASSETS="$$assets" GW10_SKIPPED= $(GO_TEST) -parallel $(TEST_PARALLEL) -timeout 75m -run "^($$names)\$$" $$pkgs || status=$$?; fi; \
 	  $(KILL_TABLE); exit $$status
 
 .PHONY: kind-image

@@ -35,6 +35,7 @@ var learnerCauses = map[string]string{
 // (TestEveryMutantFailsItsCheckWithItsCause).
 func TestTheLearnersBudgetCatchesTheSequencesMutants(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
 			if m.wantCheck != "sequences" {

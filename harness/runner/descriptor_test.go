@@ -85,6 +85,7 @@ var configMaps = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
 func TestThePipelineRunsAStepThatIsNotACourseStep(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	st := tinyStep(steps.Default())
 	if err := st.Validate(); err != nil {
 		t.Fatal(err)

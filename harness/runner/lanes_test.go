@@ -48,6 +48,7 @@ var sideBySideMutants = []string{"mapfunc-wakes-one", "ltt-churn", "trust-own-st
 // fails, with its cause.
 func TestChecksSideBySideGiveTheSerialVerdicts(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	st := steps.Default()
 	t.Run("solution", func(t *testing.T) {
 		t.Parallel()
@@ -141,6 +142,7 @@ func TestALaneHandsOutTheNamespacesItsControllerWatches(t *testing.T) {
 // depends on how far the controller got in that moment, in a serial run too.)
 func TestABlockerSideBySideIsTheSerialRunsPrerequisite(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	st := steps.Default()
 	all := loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants"))
 	i := slices.IndexFunc(all, func(m mutant) bool { return m.name == "update-not-status" })

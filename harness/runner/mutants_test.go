@@ -223,6 +223,7 @@ func writeKillTable() {
 
 func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		for _, m := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "mutants")) {
 			if !inShard(t, st.Name+"/mutants/"+m.name) {
@@ -237,6 +238,9 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 					ids = []string{m.wantCheck}
 				}
 				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
+				if m.wantStage != "build" {
+					doesNotCompile(t, rep, st.Name, m.name, out)
+				}
 				took, verdict := rep.Duration, verdictTime(rep, m)
 				clauses := "-" // a hang or a crash that no clause states
 				if len(m.clauses) > 0 {
@@ -311,6 +315,7 @@ func TestEveryClauseIsBrokenByAMutant(t *testing.T) {
 // every check: the checks are fair.
 func TestEveryVariantPasses(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		for _, v := range loadMutants(t, filepath.Join("..", "testdata", st.Name, "variants")) {
 			if !inShard(t, st.Name+"/variants/"+v.name) {
@@ -321,6 +326,7 @@ func TestEveryVariantPasses(t *testing.T) {
 				dir := copyModule(t, filepath.Join(root, st.SolutionDir))
 				v.apply(t, dir)
 				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts())
+				doesNotCompile(t, rep, st.Name, v.name, out)
 				took := seconds(rep.Duration)
 				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
 					recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, v.name, "FAILED", took, "-", "(variant)", "-", v.about))
@@ -328,6 +334,20 @@ func TestEveryVariantPasses(t *testing.T) {
 				}
 				recordKill(fmt.Sprintf("%-8s %-34s %-9s %6s %7s %-20s %-28s %s", st.Name, v.name, "passes", took, "-", "(variant)", "-", v.about))
 			})
+		}
+	}
+}
+
+// doesNotCompile fails t, saying why, when the patch's build stage failed:
+// a patch that no longer compiles after the solution changed (an import it
+// removes that new code uses) fails for the wrong reason, and its own
+// failure would name a check, not the patch.
+func doesNotCompile(t *testing.T, rep *report.Report, stepName, name, out string) {
+	t.Helper()
+	for _, stage := range rep.Stages {
+		if stage.Name == "build" && stage.Status == report.Fail {
+			recordKill(fmt.Sprintf("%-8s %-34s %-9s", stepName, name, "NO BUILD"))
+			t.Fatalf("%s does not compile (the solution changed? update its patch):\n%s", name, out)
 		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 // from it (make skeleton), whose cmd/main.go the learner runs.
 func TestTwoManagersWithDefaultFlagsRunSideBySide(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	st := steps.Default()
 	backend := planes.acquire(t)
 	s, err := scheme()

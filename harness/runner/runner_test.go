@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,19 +45,25 @@ var root, _ = filepath.Abs(filepath.Join("..", ".."))
 // keep make test within its budget. A run holds its plane alone from start
 // to finish: it installs its own CRD (cluster-scoped, and some mutants change
 // it) and its controller watches every namespace, so two runs cannot share
-// one. The mutants and variants run in parallel, one per plane; every run
-// still gets its own namespaces, controller and proxy.
+// one. The long tests (the mutants, the variants, the solution's and the
+// skeleton's runs) are parallel, one per plane, all in one pool: a mutant's
+// run is mostly compiling, a variant's mostly waiting for its controller,
+// and side by side they keep the cores busy. Every run still gets its own
+// namespaces, controller and proxy.
 //
-// GW10_TEST_PLANES sets the pool's size (default 2, one per core of the
-// 2-core machine make test is budgeted for). go test's -parallel (default
-// GOMAXPROCS) bounds how many runs go at once: raise both together.
-var planes = newPlanePool(planeCount())
+// The pool has as many planes as go test runs parallel tests at once
+// (-parallel, default GOMAXPROCS; make test sets it): TestMain makes it once
+// the flags are parsed.
+var planes *planePool
 
+// planeCount is go test's -parallel.
 func planeCount() int {
-	if n, err := strconv.Atoi(os.Getenv("GW10_TEST_PLANES")); err == nil && n > 0 {
-		return n
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil && n > 0 {
+			return n
+		}
 	}
-	return 2
+	return runtime.GOMAXPROCS(0)
 }
 
 // planePool hands out control planes, starting each on first use.
@@ -156,6 +164,8 @@ func TestMain(m *testing.M) {
 	maybeFakeController()
 	stopOrphanPlanes()
 	ctrllog.SetLogger(logr.Discard())
+	flag.Parse()
+	planes = newPlanePool(planeCount())
 	code := m.Run()
 	writeKillTable()
 	planes.stopAll()
@@ -195,6 +205,7 @@ func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, tim
 
 func TestEverySolutionPassesEveryCheck(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.SolutionDir)), st.SolutionDir, nil, passingTimeouts())
@@ -213,6 +224,7 @@ func TestEverySolutionPassesEveryCheck(t *testing.T) {
 // the middle of its checks and looks for leftovers.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "gw10")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {
@@ -283,6 +295,7 @@ func TestInterruptLeavesNothingBehind(t *testing.T) {
 // every check fails with a hint.
 func TestEverySkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.Dir)), st.Dir, nil, checks.DefaultTimeouts())
@@ -346,6 +359,7 @@ func lastLine(out string) string {
 // solution's code into the learner's module gets a green make check.
 func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
 			dir := copyModule(t, filepath.Join(root, st.SolutionDir))

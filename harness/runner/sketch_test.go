@@ -45,6 +45,7 @@ func chapterSketch(t *testing.T, chapter string) string {
 // side that breaks the other fails here.
 func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel() // beside the package's other long runs (planes)
 	st := steps.Default()
 	dir := copyModule(t, filepath.Join(root, st.Dir))
 	ctrlFile := filepath.Join(dir, "internal", "controller", "edgeroute_controller.go")
