@@ -32,6 +32,7 @@ func questionEvidence() []step.QuestionEvidence {
 		{Question: "q-timeline-cost", Where: timelines + "; for your own controller's cost per route, " + bench},
 		{Question: "q-timeline-early", Where: timelines + ", and what check self-heal watches before it creates the Service (docs/step01-checks.md#check-self-heal)"},
 		{Question: "q-cost-reads", Where: "your Reconcile's reads and writes beside the chapter's page on the cache (docs/step01.md#how-controller-runtime-calls-reconcile); the API requests per route of " + bench},
+		{Question: "q-invisible-write", Where: "what check quiescent watches, and what it cannot see (docs/step01-checks.md#check-quiescent); what check status-writes counts (#check-status-writes); and the API requests per route of " + bench},
 		{Question: "q-cost-fanout", Where: "your SetupWithManager and the function that maps a Service to EdgeRoutes: what it lists, and in which namespace"},
 		{Question: "q-cost-restart", Where: "the converged restart's pushes and status writes per route in " + bench + ", and what check restart-reconverge does to the proxy (docs/step01-checks.md#check-restart-reconverge)"},
 		{Question: "q-cost-cold", Where: "the cold start's reconciles and pushes per route in " + bench + ", and task 4's log (docs/step01-further.md) for one route by hand"},
