@@ -34,13 +34,14 @@ type observation struct {
 //	push ACKed           Accepted=True  Valid            Programmed=True  Synced
 //	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK's reason)
 //
-// Every message is a function of what was observed, never an error's text:
-// a transport error names a local port that changes every attempt, a NACK's
-// answer may carry a request id, and each new message would be a status
-// write whose own event runs the next pass at once, past the backoff.
-// Refusals say the NACK's reason (dataplane.NACKError.Reason) and "data
-// plane unreachable" when no answer came; the error, with every detail, is
-// what Reconcile returns, and the log shows it.
+// Every message is a function of what was observed, never an error's text.
+// An error's text changes from one attempt to the next: a transport error
+// names a local port, a NACK's answer may carry a request id. A new message
+// is a status write, and its event runs the next pass at once, past the
+// backoff: a hot loop. So a refusal's message is the NACK's reason
+// (dataplane.NACKError.Reason), or "data plane unreachable" when no answer
+// came, never "dial tcp 127.0.0.1:41234: connection refused". The error,
+// with every detail, is what Reconcile returns, and the log shows it.
 func conditionsFor(obs observation) []metav1.Condition {
 	// TODO(step01): Return the Accepted and Programmed conditions for obs, following the
 	// status contract in the comment above (checks: missing-service,

@@ -30,7 +30,8 @@ type EdgeRouteReconciler struct {
 	client.Client
 	Programmer dataplane.DataPlane // pushes config to the proxy (step 02 / gw-08)
 	// Namespaces are the namespaces the manager's cache watches; empty: every
-	// namespace. The sweep leaves the proxy's routes of other namespaces alone.
+	// namespace. The proxy's routes of other namespaces are not this
+	// controller's to judge: it leaves them alone.
 	Namespaces []string
 	// DriftPeriod is how often the controller compares the proxy's routes with
 	// the EdgeRoutes and enqueues the ones that differ; zero: DefaultDriftPeriod.
