@@ -13,7 +13,7 @@ func questionEvidence() []step.QuestionEvidence {
 		bench     = "make bench STEP=step01 ROUTES=20,100 once your controller passes (docs/bench.md#what-each-figure-is says what each figure counts)"
 	)
 	return []step.QuestionEvidence{
-		{Question: "q-drift-source", Where: "internal/controller/dataplane_source.go's TODO beside your sweep, make proxy's log while your controller runs (a listing every drift period), and a table emptied by hand: restart make proxy and watch your routes come back (docs/contract.md#situations-what-must-hold-once-the-world-is-still, S-DRIFT)"},
+		{Question: "q-drift-source", Where: "internal/controller/dataplane_source.go's TODO, make proxy's log while your controller runs (a listing every drift period), and a table emptied by hand: restart make proxy and watch your routes come back (docs/contract.md#situations-what-must-hold-once-the-world-is-still, S-DRIFT)"},
 		{Question: "q-drift-enqueue", Where: "the chapter's page on the work queue (docs/step01.md#how-controller-runtime-calls-reconcile: one key never in two workers at once), your Reconcile beside your look's code (what each decides from), and the status contract's row for a missing Service (docs/step01.md#the-status-contract, S-MISSING)"},
 		{Question: "q-restart-predict", Where: "task 3 itself: start make run again with kubectl get er -w open in another shell, and read the controller's log from its start"},
 		{Question: "q-delete-predict", Where: "task 3 itself: once the controller runs again, curl -s http://127.0.0.1:9901/v1/routes, and read both logs: make proxy's (each push and withdraw it answers) and your controller's (each one it sends)"},
