@@ -50,7 +50,7 @@ func Contract() []step.Clause {
 		{ID: ClauseNoFlap, Rule: "a route that should stay programmed is never withdrawn, not even for a moment"},
 		{ID: ClauseQuiet, Rule: "a converged controller writes nothing, pushes nothing and reconciles nothing"},
 		{ID: ClauseBackoff, Rule: "a refused push is retried with backoff, never in a tight loop"},
-		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch, with no events. That includes the EdgeRoutes deleted while it was down. A listing of the proxy that fails is retried, never taken for an empty table. An EdgeRoute created again under a deleted one's name ends routed, even while the old route's withdraw is unanswered. On a proxy shared with other controllers, a route it cannot judge (a namespace it does not watch) is left alone, and keeps no orphan from being withdrawn"},
+		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch, with no events: (1) the EdgeRoutes deleted while it was down are withdrawn; (2) a failed listing of the proxy is retried, never taken for an empty table; (3) an EdgeRoute created again ends routed, even while the old withdraw is unanswered; (4) a route it cannot judge on a shared proxy (a namespace it does not watch) is left alone, and keeps no orphan from being withdrawn"},
 		{ID: ClauseSchema, Rule: "the CRD rejects invalid specs with a readable message, has the status subresource and the condition columns"},
 		{ID: ClauseRBAC, Rule: "the controller's generated role grants what it reads and writes"},
 	}
