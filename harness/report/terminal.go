@@ -9,10 +9,11 @@ import (
 
 // View says how much the terminal shows.
 type View struct {
-	// All shows every failure in full (--all, -v). Otherwise only the first
-	// failure is: the first failing check in the step's order (the order to
-	// fix them in), or the first failed stage when no check failed; every
-	// other failure takes one line.
+	// All shows every failure in full (--all, -v), and every note of a
+	// passing check. Otherwise only the first failure is: the first failing
+	// check in the step's order (the order to fix them in), or the first
+	// failed stage when no check failed; every other failure takes one
+	// line, and a passing check's notes their first.
 	All bool
 	// Progress says what changed since the last run (package progress); it
 	// is printed just before the closing line.
@@ -102,13 +103,23 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		fmt.Fprintf(w, "\nAlso failing, in short: the hint, and the first cause (or what was observed) (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
+	cut := false // a passing check's notes were cut to their first
 	for _, c := range r.Checks {
 		if c.Probe != "" && c.Status != Skip {
 			fmt.Fprintf(w, "%s: the verdict rests on %s\n", c.ID, c.Probe)
 		}
-		for _, n := range c.Notes {
+		notes := c.Notes
+		if !v.All && c.Status != Fail && len(notes) > 1 {
+			// A passing check's notes are its evidence at length: the
+			// first stands for them, the timeline and --all hold the rest.
+			notes, cut = []string{notes[0] + fmt.Sprintf(" (+%d more)", len(c.Notes)-1)}, true
+		}
+		for _, n := range notes {
 			fmt.Fprintf(w, "%s: %s\n", c.ID, Inline(n))
 		}
+	}
+	if cut {
+		fmt.Fprintf(w, "(+N more: the rest of what that check measured is in the timeline, and in %s CHECK_FLAGS=--all)\n", v.command(r))
 	}
 	for _, l := range r.gradingLines(terminalQuoting) {
 		fmt.Fprintln(w, l)

@@ -252,3 +252,35 @@ func TestControlCharactersReachTheTerminalAsText(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestAPassingCheckShowsItsFirstNote: a passing check's notes are evidence
+// at length; the terminal shows the first and says where the rest are,
+// --all shows them all, and a failing check's are all shown.
+func TestAPassingCheckShowsItsFirstNote(t *testing.T) {
+	r := run(func(r *Report) {
+		r.Checks[0].Notes = []string{"wrote once", "wrote twice", "wrote thrice"}
+		fail(&r.Checks[1], "watch Services")
+		r.Checks[1].Notes = []string{"saw a", "saw b"}
+		r.Checks[2].Notes = []string{"idle"}
+	})
+	var focused, all bytes.Buffer
+	r.Terminal(&focused)
+	r.TerminalView(&all, View{All: true})
+	out := focused.String()
+	for _, want := range []string{
+		"crd-schema: wrote once (+2 more)\n",
+		"(+N more: the rest of what that check measured is in the timeline, and in make check CHECK_FLAGS=--all)\n",
+		"self-heal: saw a\nself-heal: saw b\n",
+		"quiescent: idle\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the focused output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "wrote twice") {
+		t.Errorf("the focused output shows a passing check's second note:\n%s", out)
+	}
+	if everything := all.String(); !strings.Contains(everything, "crd-schema: wrote once\ncrd-schema: wrote twice\ncrd-schema: wrote thrice\n") || strings.Contains(everything, "+N more") {
+		t.Errorf("--all does not show every note:\n%s", everything)
+	}
+}

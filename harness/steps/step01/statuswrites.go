@@ -161,7 +161,7 @@ func (w *statusWrites) judge(r *checks.Route, what string, prev []metav1.Conditi
 		t.Fatalf("after %s, the status of %s changed but the API front saw no status write succeed (the controller's requests all pass "+
 			"through it; a harness bug, please report it):\n  - %s", what, r, strings.Join(describeWrites(writes), "\n  - "))
 	}
-	t.Logf("after %s: one status write of %s (%s)", what, r.Name, describeWrite(ok[0]))
+	t.Logf("after %s: one status write of EdgeRoute %s (%s)", what, r.Name, describeWrite(ok[0]))
 }
 
 // refused makes the front refuse the next status write of r with code,
@@ -173,7 +173,7 @@ func (w *statusWrites) refused(ctx context.Context, r *checks.Route, code int, w
 	w.action()
 	prev, prevRV := w.stored(r)
 	answer := fmt.Sprintf("%d %s", code, http.StatusText(code))
-	t.Logf("the API front refuses the next status write of %s with %s", r.Name, answer)
+	t.Logf("the API front refuses the next status write of EdgeRoute %s with %s", r.Name, answer)
 	remove := t.API.Inject(apifront.Fault{Verbs: []string{"update", "patch"}, Resource: t.Primary.Resource, Subresource: "status",
 		Namespace: r.Namespace(), Name: r.Name, Code: code, Times: 1})
 	defer remove()
