@@ -84,10 +84,15 @@ func (h *HTTP) Program(ctx context.Context, er *netv1.EdgeRoute) (err error) {
 // (409) and the new route stays. A 404 (nothing held) and a 409 (the route
 // of another EdgeRoute) both leave nothing of the route read: done.
 func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error) {
-	defer func() { logAnswer(ctx, "data plane: withdraw", "withdrawn", key, err) }()
+	answer := "withdrawn"
+	defer func() { logAnswer(ctx, "data plane: withdraw", answer, key, err) }()
 	held, ok, err := h.route(ctx, key)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		answer = "nothing held: no withdraw sent"
+		return nil
 	}
 	var query url.Values
 	if held.UID != "" {
@@ -99,7 +104,10 @@ func (h *HTTP) Remove(ctx context.Context, key types.NamespacedName) (err error)
 	}
 	defer resp.Body.Close()
 	switch {
-	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusConflict:
+	case resp.StatusCode/100 == 2, resp.StatusCode == http.StatusNotFound:
+		return nil
+	case resp.StatusCode == http.StatusConflict:
+		answer = "left: the proxy holds another EdgeRoute's route under this name (HTTP 409)"
 		return nil
 	default:
 		return nackFrom(resp)

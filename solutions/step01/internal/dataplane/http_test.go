@@ -294,3 +294,26 @@ func TestEveryPushAndWithdrawIsLoggedWithItsAnswer(t *testing.T) {
 		t.Errorf("the log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAWithdrawThatSendsNothingSaysSo: the log says "withdrawn" only when
+// the proxy answered a withdraw; a route not held, or held for another
+// EdgeRoute (409), is logged as what it is.
+func TestAWithdrawThatSendsNothingSaysSo(t *testing.T) {
+	var lines []string
+	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}))
+	notHeld := httptest.NewServer(heldRoute(t, "", func(w http.ResponseWriter, r *http.Request) {}))
+	defer notHeld.Close()
+	other := httptest.NewServer(heldRoute(t, "uid-4", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusConflict) }))
+	defer other.Close()
+	for _, url := range []string{notHeld.URL, other.URL} {
+		h, _ := NewHTTP(url, time.Second)
+		_ = h.Remove(ctx, types.NamespacedName{Namespace: "shop", Name: "web"})
+	}
+	want := []string{
+		`"level"=0 "msg"="data plane: withdraw" "route"="shop/web" "answer"="nothing held: no withdraw sent"`,
+		`"level"=0 "msg"="data plane: withdraw" "route"="shop/web" "answer"="left: the proxy holds another EdgeRoute's route under this name (HTTP 409)"`,
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("the log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
