@@ -45,7 +45,7 @@ func Contract() []step.Clause {
 		{ID: ClauseNoChurn, Rule: "no status write when nothing changed; lastTransitionTime moves only when a condition's status changes"},
 		{ID: ClauseSubres, Rule: "status is written through the status subresource"},
 		{ID: ClauseNoPoll, Rule: "a route waiting for its Service costs nothing: no reconcile, push, withdraw, write or work on a timer while nothing changes"},
-		{ID: ClauseFanout, Rule: "a Service change reaches every EdgeRoute in its namespace that names it"},
+		{ID: ClauseFanout, Rule: "a Service created or deleted reaches every EdgeRoute in its namespace that names it"},
 		{ID: ClauseCurrent, Rule: "every push carries the current spec; a Service that comes back gets its route pushed again; a NACK after an ACK turns Programmed False"},
 		{ID: ClauseNoFlap, Rule: "a route that should stay programmed is never withdrawn, not even for a moment"},
 		{ID: ClauseQuiet, Rule: "a converged controller writes nothing, pushes nothing and reconciles nothing"},

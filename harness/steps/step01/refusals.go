@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/words"
@@ -43,9 +40,11 @@ type varyingRefusals struct {
 
 // refuseVaryingly creates the two routes on service: the connections of
 // one are reset from the start; the other is programmed first, then the
-// proxy NACKs it with a new request id in every answer and the Service is
-// touched, so that its next push is refused: a NACK after an ACK, whose
-// route the proxy keeps serving (S-NACKED: no withdraw).
+// proxy NACKs it with a new request id in every answer and its spec is
+// edited, so that its next push is refused: a NACK after an ACK, whose
+// route the proxy keeps serving (S-NACKED: no withdraw). The edit, not a
+// touch of the Service, wakes it: a Service update that changes nothing a
+// route reads need wake no route.
 func refuseVaryingly(ctx context.Context, t *checks.T, service string) varyingRefusals {
 	resetKey := checks.RouteKey(t, resetRoute)
 	t.Did(evidence.ProxyChanged, "EdgeRoute "+resetKey.String(), "telling the proxy to reset the connections of %s", resetRoute)
@@ -57,12 +56,12 @@ func refuseVaryingly(ctx context.Context, t *checks.T, service string) varyingRe
 	v.nacked.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 	t.Did(evidence.ProxyChanged, v.nacked.Object(), "telling the proxy to refuse %s with a new request id in every answer", varyingNACKRoute)
 	t.Proxy.SetNACKWithRequestIDs(v.nacked.Key(), nackReason)
-	svc := &corev1.Service{}
-	t.Must(t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: service}, svc), "reading Service %s", service)
-	patch := client.MergeFrom(svc.DeepCopy())
-	svc.Annotations = map[string]string{"gw10.10xdev.io/poke": "refuse " + varyingNACKRoute}
-	t.Did(ServiceTouched, "Service "+t.Namespace+"/"+service, "annotating Service %s, so that %s is pushed again (and refused)", service, varyingNACKRoute)
-	t.Must(t.Client.Patch(ctx, svc, patch), "annotating Service %s", service)
+	v.nacked.Edit(ctx, "spec.port 8080 -> 8081, so that it is pushed again (and refused)",
+		func(spec map[string]any) { spec["port"] = int64(8081) })
+	// Waited for here, while the edit is the check's last action: a wait
+	// that fails is explained from what followed that action.
+	v.nacked.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
+		checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
 	return v
 }
 
@@ -72,8 +71,6 @@ func refuseVaryingly(ctx context.Context, t *checks.T, service string) varyingRe
 // both have been refused for refusedBefore, and reads the API server's
 // writes and the proxy's pushes.
 func (v varyingRefusals) settle(ctx context.Context, t *checks.T) {
-	v.nacked.Eventually(ctx, t.Timeouts.Converge, acceptedTrue,
-		checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
 	var first time.Time
 	t.WaitFor(ctx, t.Timeouts.Converge, "a push of "+v.reset.String()+" to reach the proxy", func() error {
 		for _, r := range []*checks.Route{v.nacked, v.reset} {
