@@ -74,7 +74,7 @@ func run() error {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(netv1.AddToScheme(scheme))
 
-	var dp dataplane.DataPlane = dataplane.Logging{Log: ctrl.Log.WithName("dataplane")}
+	var dp dataplane.DataPlane = &dataplane.Logging{Log: ctrl.Log.WithName("dataplane")}
 	if dataplaneURL != "" {
 		h, err := dataplane.NewHTTP(dataplaneURL, dataplaneTimeout)
 		if err != nil {
