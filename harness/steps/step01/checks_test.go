@@ -21,6 +21,21 @@ func TestPollingWordsNameTheirWindows(t *testing.T) {
 	}
 }
 
+// TestPollingWordsSayWhenTheWakeCameFromOutsideReconcile: passes that all
+// succeeded asked for nothing, so the cause points away from Reconcile's
+// result (to a source or a watch); a requeue's cause does not.
+func TestPollingWordsSayWhenTheWakeCameFromOutsideReconcile(t *testing.T) {
+	const outside = "no pass asked to run again"
+	if cause, _ := pollingWords("r", "its Service", 1, 3*time.Second, map[string]int{"success": 1}); !strings.Contains(cause, outside) || !strings.Contains(cause, "a source of your own") {
+		t.Errorf("passes that all succeeded: the cause does not say the wake came from outside Reconcile:\n%s", cause)
+	}
+	for _, r := range []string{"requeue", "requeue_after", "error"} {
+		if cause, _ := pollingWords("r", "its Service", 2, 3*time.Second, map[string]int{"success": 1, r: 1}); strings.Contains(cause, outside) {
+			t.Errorf("a pass ended %s, yet the cause says none asked to run again:\n%s", r, cause)
+		}
+	}
+}
+
 // TestSelfHealsOneLinerBlamesNoDesign: self-heal fails for several designs
 // (Owns(), no Service watch at all, polling, skipping a pass on
 // observedGeneration), and its hint is the one line a learner sees whenever
