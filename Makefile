@@ -37,6 +37,8 @@ MORE ?=
 FORCE ?=
 # make template: where the learner's copy goes (a new directory).
 TEMPLATE_OUT ?= ../gw10-learner
+# make proxy: the address the stand-in proxy serves on.
+PROXY_ADDR ?= 127.0.0.1:9901
 STEP_ORIGIN := $(origin STEP)
 override STEP := $(value STEP)
 override CLUSTER := $(value CLUSTER)
@@ -56,10 +58,11 @@ override TEMPLATE_OUT := $(value TEMPLATE_OUT)
 override SAMPLE := $(value SAMPLE)
 override SEED := $(value SEED)
 override ONLY := $(value ONLY)
+override PROXY_ADDR := $(value PROXY_ADDR)
 # CHECK_FLAGS is split into words by the shell but never evaluated (set -f:
 # no globbing either).
 override CHECK_FLAGS := $(value CHECK_FLAGS)
-export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT ROSTER JOBS GRADEBOOK_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY
+export STEP CLUSTER CHECK_FLAGS SUBMISSION SUBMISSION_REF UPSTREAM_REF GRADE_OUT ROSTER JOBS GRADEBOOK_OUT VIEW REF ID MORE FORCE TEMPLATE_OUT SAMPLE SEED ONLY PROXY_ADDR
 GW10 := bin/gw10
 GW10_FULL := bin/gw10-full
 # make check and make grade on CLUSTER=kind need the full build.
@@ -147,8 +150,8 @@ mutants: $(GW10) ## Maintainers: score the checks against mutants generated in t
 	@$(GW10) mutants --sample "$${SAMPLE:-0}" --seed "$${SEED:-1}" --only "$${ONLY:-}"
 
 .PHONY: proxy
-proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it).
-	@$(GW10) proxy
+proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it). PROXY_ADDR=127.0.0.1:9902: another address.
+	@$(GW10) proxy --listen "$$PROXY_ADDR"
 
 .PHONY: cluster-up
 cluster-up: $(GW10) ## Start the dev control plane in the background; prints the KUBECONFIG to export.

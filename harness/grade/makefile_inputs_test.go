@@ -99,6 +99,7 @@ func TestMakeInputsAreData(t *testing.T) {
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
 		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h, "ONLY=" + h}, []string{"mutants", "--sample", h, "--seed", h, "--only", h}},
+		{"proxy", []string{"PROXY_ADDR=" + h}, []string{"proxy", "--listen", h}},
 		{"gradebook", []string{"STEP=" + h, "CLUSTER=" + h, "ROSTER=" + h, "UPSTREAM_REF=" + h, "GRADE_OUT=" + h, "JOBS=" + h},
 			[]string{"gradebook", "--step", h, "--cluster", h, "--roster", h, "--upstream-ref", h, "--out", h, "--jobs", h}},
 		// Without GRADE_OUT the gradebook goes to reports/gradebook, not beside make grade's reports.
