@@ -106,7 +106,7 @@ func (a *activity) scrape(ctx context.Context) {
 		a.busySince = now
 	}
 	a.last = &m
-	if retries(delta) > 0 {
+	if Retries(delta) > 0 {
 		a.retryAt = now
 	}
 	if len(delta) > 0 {
@@ -182,7 +182,10 @@ func (a *activity) sinceRetry(now time.Time) (time.Duration, bool) {
 	return now.Sub(a.retryAt), true
 }
 
-func retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }
+// Retries counts the reconciles of d (by result, as controller-runtime's
+// metrics label them) that asked to run again: an error, a requeue or a
+// RequeueAfter.
+func Retries(d map[string]int) int { return d["error"] + d["requeue"] + d["requeue_after"] }
 
 // quietSince is how long scrapes taken after start have seen no work
 // (ctrlproc.Quiet).

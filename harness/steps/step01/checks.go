@@ -230,7 +230,7 @@ func pollingWords(who, waitingFor string, polls int, window time.Duration, byRes
 	window = window.Round(10 * time.Millisecond)
 	cause = fmt.Sprintf("Reconcile ran %s in the last %s (%.1f per second: %s) while %s waited for %s, with nothing changing: that is polling",
 		checks.Times(polls), window, rate, checks.ResultList(byResult), who, waitingFor)
-	if byResult["error"]+byResult["requeue"]+byResult["requeue_after"] == 0 {
+	if checks.Retries(byResult) == 0 {
 		// No pass asked to run again: the wake came from outside Reconcile.
 		cause += "; no pass asked to run again (no error, no requeue), so something else put the key in the queue: " +
 			"a source of your own (a look at the data plane that enqueues waiting routes), or a watch on something that changes"
