@@ -50,9 +50,10 @@ type libraryFact struct {
 type factDoc int
 
 const (
-	chapterText factDoc = iota // the chapter
-	answersDoc                 // its answers
-	guideDoc                   // the instructors' guide
+	chapterText  factDoc = iota // the chapter
+	referenceDoc                // its page of library reference
+	answersDoc                  // its answers
+	guideDoc                    // the instructors' guide
 )
 
 // path is the doc's file, relative to the root.
@@ -60,6 +61,8 @@ func (d factDoc) path() string {
 	switch d {
 	case chapterText:
 		return steps.Default().Chapter
+	case referenceDoc:
+		return steps.Default().Reference
 	case answersDoc:
 		return step.AnswersOf(steps.Default().Chapter)
 	default:
@@ -123,9 +126,10 @@ var libraryFacts = []libraryFact{
 	{
 		name: "a controller's default queue is controller-runtime's priority queue",
 		stated: map[factDoc][]string{
-			chapterText: {"a priority queue"},
-			answersDoc:  {"priority queue"},
-			guideDoc:    {"priority queue"},
+			chapterText:  {"a priority queue"},
+			referenceDoc: {"a priority queue"},
+			answersDoc:   {"priority queue"},
+			guideDoc:     {"priority queue"},
 		},
 		holds: func(t *testing.T) {
 			_, q := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -137,9 +141,9 @@ var libraryFacts = []libraryFact{
 	{
 		name: "a retry waits 5 ms, doubling per retry of the same key up to 1000 s",
 		stated: map[factDoc][]string{
-			chapterText: {"5 ms", "1000 s"},
-			answersDoc:  {"5 ms", "1000 s"},
-			guideDoc:    {"5 ms", "1000 s"},
+			referenceDoc: {"5 ms", "1000 s"},
+			answersDoc:   {"5 ms", "1000 s"},
+			guideDoc:     {"5 ms", "1000 s"},
 		},
 		holds: func(t *testing.T) {
 			rl, _ := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -165,9 +169,9 @@ var libraryFacts = []libraryFact{
 	{
 		name: "the default limiter is per key only: no overall bucket",
 		stated: map[factDoc][]string{
-			chapterText: {"the default counts each key alone"},
-			answersDoc:  {"no overall bucket"},
-			guideDoc:    {"no overall bucket"},
+			referenceDoc: {"the default counts each key alone"},
+			answersDoc:   {"no overall bucket"},
+			guideDoc:     {"no overall bucket"},
 		},
 		holds: func(t *testing.T) {
 			rl, _ := defaultController(t, crcontroller.TypedOptions[reconcile.Request]{})
@@ -225,8 +229,8 @@ var libraryFacts = []libraryFact{
 	{
 		name: "the initial list's events and a resync's replays are queued at low priority, a real change at the default",
 		stated: map[factDoc][]string{
-			chapterText: {"low priority"},
-			guideDoc:    {"low priority"},
+			referenceDoc: {"low priority"},
+			guideDoc:     {"low priority"},
 		},
 		holds: func(t *testing.T) {
 			route := func(rv string) client.Object {

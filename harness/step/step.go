@@ -34,6 +34,10 @@ type Step struct {
 	// (questions and tasks no check needs), relative to the root; "" for
 	// none. Its questions' answers are in the chapter's answers file.
 	Further string
+	// Reference is a page of library reference the chapter sends its
+	// questions to (controller-runtime's parts and their doc comments); ""
+	// if the chapter holds it all.
+	Reference string
 	// Checks run in this order, which is also the order to fix them in.
 	Checks []checks.Check
 	// Contract is the step's status contract, clause by clause, as
@@ -144,10 +148,10 @@ func (s Step) ChecksFile() string {
 func (s Step) DocAnchor(id string) string { return s.ChecksFile() + "#check-" + id }
 
 // ChapterParts are the files the chapter is written in, in reading order:
-// Chapter, then ChecksDoc and Further if the step has them.
+// Chapter, then Reference, ChecksDoc and Further if the step has them.
 func (s Step) ChapterParts() []string {
 	out := []string{s.Chapter}
-	for _, f := range []string{s.ChecksDoc, s.Further} {
+	for _, f := range []string{s.Reference, s.ChecksDoc, s.Further} {
 		if f != "" {
 			out = append(out, f)
 		}
@@ -177,8 +181,8 @@ func (s Step) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Checks {
-		if c.ID == "" || c.Run == nil || c.Hint == "" || c.LongHint == "" || c.Title == "" || c.SeedRef == "" {
-			return fmt.Errorf("step %q: check %q lacks an ID, title, card reference, hint, long hint or Run", s.Name, c.ID)
+		if c.ID == "" || c.Run == nil || c.Hint == "" || c.Direction == "" || c.LongHint == "" || c.Title == "" || c.SeedRef == "" {
+			return fmt.Errorf("step %q: check %q lacks an ID, title, card reference, hint, direction, long hint or Run", s.Name, c.ID)
 		}
 		if seen[c.ID] {
 			return fmt.Errorf("step %q: check ID %q twice", s.Name, c.ID)

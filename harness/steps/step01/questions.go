@@ -14,7 +14,7 @@ func questionEvidence() []step.QuestionEvidence {
 	)
 	return []step.QuestionEvidence{
 		{Question: "q-drift-source", Where: "internal/controller/dataplane_source.go's TODO, make proxy's log while your controller runs (a listing every drift period), and a table emptied by hand: restart make proxy and watch your routes come back (docs/contract.md#situations-what-must-hold-once-the-world-is-still, S-DRIFT)"},
-		{Question: "q-drift-enqueue", Where: "the chapter's page on the work queue (docs/step01.md#how-controller-runtime-calls-reconcile: one key never in two workers at once), your Reconcile beside your look's code (what each decides from), and the status contract's row for a missing Service (docs/step01.md#the-status-contract, S-MISSING)"},
+		{Question: "q-drift-enqueue", Where: "the chapter's picture of the work queue (docs/step01.md#how-controller-runtime-calls-reconcile: one key never in two workers at once), your Reconcile beside your look's code (what each decides from), and the status contract's row for a missing Service (docs/step01.md#the-status-contract, S-MISSING)"},
 		{Question: "q-restart-predict", Where: "task 3 itself: start make run again with kubectl get er -w open in another shell, and read the controller's log from its start"},
 		{Question: "q-delete-predict", Where: "task 3 itself: once the controller runs again, curl -s http://127.0.0.1:9901/v1/routes, and read both logs: make proxy's (each push and withdraw it answers) and your controller's (each one it sends)"},
 		{Question: "q-idempotent", Where: "the calls of Reconcile you did not ask for: task 4's log in docs/step01-further.md (two pushes for one spec change), and what check quiescent catches (docs/step01-checks.md#check-quiescent)"},
@@ -31,12 +31,12 @@ func questionEvidence() []step.QuestionEvidence {
 		{Question: "q-timeline-which", Where: timelines},
 		{Question: "q-timeline-cost", Where: timelines + "; for your own controller's cost per route, " + bench},
 		{Question: "q-timeline-early", Where: timelines + ", and what check self-heal watches before it creates the Service (docs/step01-checks.md#check-self-heal)"},
-		{Question: "q-cost-reads", Where: "your Reconcile's reads and writes beside the chapter's page on the cache (docs/step01.md#how-controller-runtime-calls-reconcile); the API requests per route of " + bench},
+		{Question: "q-cost-reads", Where: "your Reconcile's reads and writes beside the page on the informer cache (docs/controller-runtime.md#the-parts); the API requests per route of " + bench},
 		{Question: "q-invisible-write", Where: "what check quiescent watches, and what it cannot see (docs/step01-checks.md#check-quiescent); what check status-writes counts (#check-status-writes); and the API requests per route of " + bench},
 		{Question: "q-cost-fanout", Where: "your SetupWithManager and the function that maps a Service to EdgeRoutes: what it lists, and in which namespace"},
 		{Question: "q-cost-restart", Where: "the converged restart's pushes and status writes per route in " + bench + ", and what check restart-reconverge does to the proxy (docs/step01-checks.md#check-restart-reconverge)"},
 		{Question: "q-cost-cold", Where: "the cold start's reconciles and pushes per route in " + bench + ", and task 4's log (docs/step01-further.md) for one route by hand"},
 		{Question: "q-cost-sweep", Where: "your start-up sweep's code and log line, and make proxy's log when the controller starts (each listing, push and withdraw it answers)"},
-		{Question: "q-cost-workers", Where: "the work queue on the chapter's page (docs/step01.md#how-controller-runtime-calls-reconcile) and go doc sigs.k8s.io/controller-runtime/pkg/controller.TypedOptions.MaxConcurrentReconciles; the limit's workers column of " + bench},
+		{Question: "q-cost-workers", Where: "the work queue on the parts' page (docs/controller-runtime.md#the-parts) and go doc sigs.k8s.io/controller-runtime/pkg/controller.TypedOptions.MaxConcurrentReconciles; the limit's workers column of " + bench},
 	}
 }
