@@ -29,8 +29,8 @@ GRADEBOOK_OUT_DEFAULT := $(filter file default undefined,$(origin GRADE_OUT))
 # branch, default HEAD): a learner's repository instead of STEP.
 VIEW ?=
 REF ?=
-# make hint: a check, contract clause or chapter question; MORE=1: a
-# check's design advice.
+# make hint: a check, contract clause or chapter question; for a check,
+# MORE=1: where to look; MORE=2: its design, in words.
 ID ?=
 MORE ?=
 # make skeleton: overwrite uncommitted edits of the learner modules (step01/).
@@ -127,8 +127,8 @@ lint-workflows: ## Lint .github/workflows with the pinned actionlint.
 	go tool actionlint .github/workflows/*.yml
 
 .PHONY: hint
-hint: $(GW10) ## What a check requires and the questions that lead to it (MORE=1: how to build it), a contract clause, or a chapter question: make hint ID=self-heal, ID=S-MISSING, ID=q-owns
-	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; if [ -n "$$MORE" ]; then set -- --more "$$@"; fi; $(GW10) hint --step "$$STEP" "$$@"
+hint: $(GW10) ## What a check requires and the questions that lead to it (MORE=1: where to look; MORE=2: how to build it), a contract clause, or a chapter question: make hint ID=self-heal, ID=S-MISSING, ID=q-owns
+	@set -- ; if [ -n "$$ID" ]; then set -- -- "$$ID"; fi; if [ -n "$$MORE" ]; then set -- --more="$$MORE" "$$@"; fi; $(GW10) hint --step "$$STEP" "$$@"
 
 .PHONY: diff
 diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed; SUBMISSION=<path|URL> [REF=]: a learner's repository against the skeleton.

@@ -23,10 +23,14 @@ type Check struct {
 	// Clauses are the IDs of the step's contract clauses (step.Step.Contract,
 	// docs/contract.md) that the check proves: a controller that breaks one of
 	// them must fail it.
-	Clauses  []string
-	Points   int
-	Hint     string // one line, printed on failure
-	LongHint string // `make hint ID=...`: more guidance, no code
+	Clauses []string
+	Points  int
+	Hint    string // one line, printed on failure
+	// Direction is make hint ID=<check> MORE=1: where to look (a part of
+	// controller-runtime, a doc comment, a row of the contract, a question
+	// to ask of one's own code), never the design.
+	Direction string
+	LongHint  string // make hint ID=<check> MORE=2: the design, in words, no code
 	// Probe is the grader-owned test the check runs (T.Probe), when it
 	// calls the step's code in one: such a check neither drives nor
 	// watches the running controller (its log and state say nothing about

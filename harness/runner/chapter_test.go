@@ -417,13 +417,21 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 	}
 	// make hint ID=q-… prints the evidence of a question with no written
 	// answer, go doc commands included.
+	// So does a check's direction (make hint ID=<check> MORE=1).
+	hinted := map[string]string{}
 	for _, e := range st.Evidence {
-		for _, m := range regexp.MustCompile(`go doc ([^\s,;]+)`).FindAllStringSubmatch(e.Where, -1) {
+		hinted[e.Question] = e.Where
+	}
+	for _, c := range st.Checks {
+		hinted[c.ID] = c.Direction
+	}
+	for id, where := range hinted {
+		for _, m := range regexp.MustCompile(`go doc ([^\s,;)]+)`).FindAllStringSubmatch(where, -1) {
 			seen++
 			cmd := exec.Command("go", "doc", m[1])
 			cmd.Dir = filepath.Join(root, st.Dir)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("make hint ID=%s prints `go doc %s`; run in %s it fails (%v):\n%s", e.Question, m[1], st.Dir, err, out)
+				t.Errorf("make hint ID=%s prints `go doc %s`; run in %s it fails (%v):\n%s", id, m[1], st.Dir, err, out)
 			}
 		}
 	}

@@ -42,12 +42,12 @@ func tinyStep(base step.Step) step.Step {
 		// package evidence's.
 		Triggers: []evidence.Trigger{tinyServiceCreated},
 		Checks: []checks.Check{{
-			ID:       "tiny-programmed",
-			Title:    "a route to an existing Service is programmed",
-			SeedRef:  "the tiny step's only line",
-			Points:   7,
-			Hint:     "program it",
-			LongHint: "program the route",
+			ID:        "tiny-programmed",
+			Title:     "a route to an existing Service is programmed",
+			SeedRef:   "the tiny step's only line",
+			Points:    7,
+			Hint:      "program it",
+			Direction: "look at the proxy", LongHint: "program the route",
 			Run: func(ctx context.Context, t *checks.T) {
 				// The step's own helpers make what its routes need: package
 				// checks knows no Service.

@@ -16,7 +16,7 @@ import (
 func TestAStepsTriggersAreItsOwn(t *testing.T) {
 	base := Step{Name: "tiny", Dir: "tiny", SolutionDir: "tiny-solution", Module: "example.com/tiny", SolutionModule: "example.com/tiny-solution",
 		Primary: checks.Primary{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Resource: "widgets"},
-		Checks:  []checks.Check{{ID: "one", Title: "t", SeedRef: "s", Hint: "h", LongHint: "l", Run: func(context.Context, *checks.T) {}}},
+		Checks:  []checks.Check{{ID: "one", Title: "t", SeedRef: "s", Hint: "h", Direction: "d", LongHint: "l", Run: func(context.Context, *checks.T) {}}},
 	}
 	ok := base
 	ok.Triggers = []evidence.Trigger{"gadget-created", "gadget-deleted"}

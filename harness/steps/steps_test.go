@@ -99,7 +99,7 @@ func TestLintFindsATodoNamingAnUnknownCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := st
-	other.Checks = append(slices.Clone(st.Checks), checks.Check{ID: "unnamed-check", Title: "t", SeedRef: "s", Hint: "h", LongHint: "l",
+	other.Checks = append(slices.Clone(st.Checks), checks.Check{ID: "unnamed-check", Title: "t", SeedRef: "s", Hint: "h", Direction: "d", LongHint: "l",
 		Run: func(context.Context, *checks.T) {}})
 	if problems := strings.Join(Lint(tmp, other), "\n"); !strings.Contains(problems, "names check unnamed-check") {
 		t.Errorf("a check no TODO names is not reported:\n%s", problems)

@@ -17,7 +17,7 @@ import (
 func runHint(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("hint", flag.ContinueOnError)
 	stepDir := fs.String("step", steps.Default().Dir, "the step whose check it is")
-	more := fs.Bool("more", false, "a check's design advice (make hint ID=<check> MORE=1): read it once you have tried")
+	more := fs.Int("more", 0, "for a check, 1: where to look (make hint ID=<check> MORE=1); 2: its design, in words (MORE=2). Read each once you have tried")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -33,7 +33,7 @@ func runHint(_ context.Context, args []string) error {
 	// clause's hint needs none: run outside the workbook's root, it has none).
 	questions, chapterErr := st.ReadQuestions(root)
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: gw10 hint [--more] <check-id, clause-id or question-id>   (make hint ID=<id> [MORE=1])")
+		fmt.Fprintln(os.Stderr, "usage: gw10 hint [--more=1|2] <check-id, clause-id or question-id>   (make hint ID=<id> [MORE=1|2])")
 		fmt.Fprintln(os.Stderr, "checks:")
 		for _, c := range st.Checks {
 			fmt.Fprintf(os.Stderr, "  %-20s %s\n", c.ID, c.Title)
@@ -69,14 +69,18 @@ func runHint(_ context.Context, args []string) error {
 		return fmt.Errorf("no check, clause or question %q; the checks are: %s; the clauses: %s; the chapter's questions: %s",
 			fs.Arg(0), checks.IDs(st.Checks), strings.Join(clauses, ", "), questionIDs(questions))
 	}
+	if *more < 0 || *more > 2 {
+		return fmt.Errorf("MORE=%d: a check's hint has two more levels, MORE=1 (where to look) and MORE=2 (its design, in words)", *more)
+	}
 	fmt.Print(checkHint(st, c, step.About(questions, c.ID), *more))
 	return nil
 }
 
 // checkHint says what a check requires and which of the chapter's
-// questions lead to it; with more, how to build it (its LongHint), which a
-// learner reads once they have tried.
-func checkHint(st step.Step, c checks.Check, questions []step.Question, more bool) string {
+// questions lead to it. Each level more gives away more, for a learner who
+// has tried: 1, where to look (its Direction); 2, how to build it (its
+// LongHint).
+func checkHint(st step.Step, c checks.Check, questions []step.Question, more int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s\nproves: %s\n", c.ID, c.Title, c.SeedRef)
 	for _, id := range c.Clauses {
@@ -84,7 +88,11 @@ func checkHint(st step.Step, c checks.Check, questions []step.Question, more boo
 			fmt.Fprintf(&b, "  %-15s %s\n", cl.ID, cl.Rule)
 		}
 	}
-	if more {
+	switch more {
+	case 1:
+		fmt.Fprintf(&b, "\nIt requires: %s\n\nWhere to look:\n%s\n\nThe design, in words, once you have tried again: make hint ID=%s MORE=2\n", c.Hint, c.Direction, c.ID)
+		return b.String()
+	case 2:
 		fmt.Fprintf(&b, "\n%s\n\nIn short: %s\nMore: %s\n", c.LongHint, c.Hint, st.DocAnchor(c.ID))
 		return b.String()
 	}
@@ -96,7 +104,7 @@ func checkHint(st step.Step, c checks.Check, questions []step.Question, more boo
 		}
 	}
 	fmt.Fprintf(&b, "\nWhat the check does: %s\n", st.DocAnchor(c.ID))
-	fmt.Fprintf(&b, "How to build it, once you have tried: make hint ID=%s MORE=1\n", c.ID)
+	fmt.Fprintf(&b, "Where to look, once you have tried: make hint ID=%s MORE=1\n", c.ID)
 	return b.String()
 }
 

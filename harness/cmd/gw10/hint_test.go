@@ -10,21 +10,27 @@ import (
 	"github.com/10xdev/gw10/harness/steps"
 )
 
-// TestAHintTeachesTheDesignOnlyWhenAskedTwice: make hint ID=<check> says
-// what the check requires and which questions lead to it, never its design
-// advice (the LongHint); MORE=1 gives that. A question prints without its
-// answer, and says where the answer is.
-func TestAHintTeachesTheDesignOnlyWhenAskedTwice(t *testing.T) {
+// TestAHintTeachesTheDesignOnlyWhenAskedThrice: make hint ID=<check> says
+// what the check requires and which questions lead to it; MORE=1 says where
+// to look (the Direction), never the design; MORE=2 gives the design (the
+// LongHint). A question prints without its answer, and says where the
+// answer is.
+func TestAHintTeachesTheDesignOnlyWhenAskedThrice(t *testing.T) {
 	st := step.Step{Chapter: "docs/step09.md"}
-	c := checks.Check{ID: "self-heal", Title: "flips", Hint: "creating a Service must flip the route", LongHint: "Watch Services with a map function"}
+	c := checks.Check{ID: "self-heal", Title: "flips", Hint: "creating a Service must flip the route",
+		Direction: "Read the handlers controller-runtime offers", LongHint: "Watch Services with a map function"}
 	qs := []step.Question{{ID: "q-owns", Text: "Which EdgeRoute does Owns() enqueue? (`self-heal`)", Answer: "docs/step09-answers.md#why"}}
-	first := checkHint(st, c, qs, false)
-	if strings.Contains(first, c.LongHint) || !strings.Contains(first, c.Hint) || !strings.Contains(first, "q-owns") ||
-		!strings.Contains(first, "make hint ID=self-heal MORE=1") {
-		t.Errorf("the first hint must give the requirement and the questions, and not the design:\n%s", first)
+	first := checkHint(st, c, qs, 0)
+	if strings.Contains(first, c.LongHint) || strings.Contains(first, c.Direction) || !strings.Contains(first, c.Hint) ||
+		!strings.Contains(first, "q-owns") || !strings.Contains(first, "make hint ID=self-heal MORE=1") {
+		t.Errorf("the first hint must give the requirement and the questions, and neither the direction nor the design:\n%s", first)
 	}
-	if more := checkHint(st, c, qs, true); !strings.Contains(more, c.LongHint) {
-		t.Errorf("MORE=1 must give the design:\n%s", more)
+	if more := checkHint(st, c, qs, 1); !strings.Contains(more, c.Direction) || strings.Contains(more, c.LongHint) ||
+		!strings.Contains(more, "make hint ID=self-heal MORE=2") {
+		t.Errorf("MORE=1 must say where to look, and not give the design:\n%s", more)
+	}
+	if more := checkHint(st, c, qs, 2); !strings.Contains(more, c.LongHint) {
+		t.Errorf("MORE=2 must give the design:\n%s", more)
 	}
 	q := questionHint(st, qs[0])
 	if !strings.Contains(q, qs[0].Text) || !strings.Contains(q, "docs/step09-answers.md#why") || !strings.Contains(q, "Write your answer down first") {

@@ -46,6 +46,11 @@ var crdSchemaCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseSchema},
 	Hint:    "keep +kubebuilder:subresource:status and the printcolumn markers, and add validation markers (+kubebuilder:validation:...) to the EdgeRouteSpec fields",
+	Direction: `Everything this check asks for is a kubebuilder marker on the types in
+api/v1/edgeroute_types.go: controller-gen turns the markers into the CRD's schema, its
+printed columns and its subresources. After make check, read the CRD it generated
+(config/crd/bases/) beside the check's section, which lists the rules each field must
+carry; the kubebuilder book's page on CRD validation markers names them.`,
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
 status have separate writers, and RBAC on edgeroutes/status decides who may write status
@@ -138,6 +143,10 @@ var missingServiceCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseMissing, ClauseObsGen, ClauseSubres, ClauseNoPoll, ClauseRBAC},
 	Hint:    "an EdgeRoute whose Service is missing must read Accepted=False/ServiceNotFound, never be Programmed, stay out of the proxy, and cost no reconcile while it waits",
+	Direction: `A Service that does not exist is an answer, not an error. The status contract's first
+row says what the route's conditions and the proxy must say then. Then ask what should
+make this route's Reconcile run again, and what every other way of getting there costs
+while it waits (q-requeue-missing).`,
 	LongHint: `Reconcile must look at the world, not only at the EdgeRoute: read the Service named in
 spec.service in the EdgeRoute's namespace. NotFound is an answer, not an error: the route
 is not accepted (Accepted=False, reason ServiceNotFound), it must not be Programmed, and
@@ -251,6 +260,10 @@ var selfHealCheck = checks.Check{
 	Points:  15,
 	Clauses: []string{ClauseAcked, ClauseFanout},
 	Hint:    "creating a Service must flip, within 5 s and with no change to them, every EdgeRoute of its namespace that names it, and no other; waiting must cost nothing",
+	Direction: `The Service's arrival must put the right EdgeRoute keys in the work queue. Read the
+handlers controller-runtime offers (go doc sigs.k8s.io/controller-runtime/pkg/handler)
+and ask which can compute an EdgeRoute's key from a Service that has no ownerReference;
+then how to find those EdgeRoutes without reading them all (q-find-routes).`,
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
@@ -376,6 +389,10 @@ var serviceRemovedCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseMissing, ClauseFanout},
 	Hint:    "once its Service is deleted, a route must be withdrawn and read Accepted=False/ServiceNotFound with Programmed not True",
+	Direction: `A pass after the Service's deletion must decide both conditions and what the proxy holds
+from the world again, never keep what an earlier pass decided. Then follow a withdraw
+the proxy refuses: after it, what brings the key back into the queue, when no event will
+come?`,
 	LongHint: `Level-triggered means the status is derived from the world on every pass. When the
 Service disappears, the Service watch must trigger a reconcile (if nothing follows the
 deletion, the watch is missing: see self-heal). That pass sets Accepted=False
@@ -424,6 +441,8 @@ var specUpdateCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseCurrent, ClauseObsGen, ClauseOneWrite},
 	Hint:    "after a spec edit the new spec must reach the proxy, and every status a reader sees must describe one generation: each condition's observedGeneration the same, the new one once pushed",
+	Direction: `After a spec edit, metadata.generation grows. Look at each condition's
+observedGeneration at every moment a reader could look, between your writes too.`,
 	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
 metadata.generation increases; your conditions must carry the new value once the new
 spec was pushed, or kubectl wait and every tool built on conditions will act on stale
@@ -470,6 +489,10 @@ var pushFailureCheck = checks.Check{
 	Points:  15,
 	Clauses: []string{ClauseNacked, ClauseAfterAck, ClauseBackoff, ClauseMessage},
 	Hint:    "a refused push must read Programmed=False/PushFailed with the proxy's reason (never the error's whole text), never True before an ACK, and be retried with backoff until the proxy ACKs",
+	Direction: `Decide Programmed from the proxy's answer, never before it. Then ask how a refused push
+is tried again and how fast (Reconcile's result, and the rate limiter on
+docs/controller-runtime.md), and what a message that changes every attempt writes and
+wakes (q-nack-message).`,
 	LongHint: `Status must reflect reality: the route is programmed only when the proxy said so. Push
 first, then set Programmed from the answer: on a NACK, Programmed=False with reason
 PushFailed and the proxy's reason in the message (Accepted stays True: the route itself
@@ -581,6 +604,9 @@ var quiescentCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseQuiet, ClauseNoChurn, ClauseNoPoll},
 	Hint:    "once converged, a controller left alone (or poked with a change that matters to no route) must write no status and run no reconcile",
+	Direction: `Run one pass of your code over a world that has not changed, in your head: does it
+write, push, requeue? Every write is an event that runs another pass, and every requeue
+runs one later.`,
 	LongHint: `Once the world matches the spec, a pass must change nothing: compute the conditions,
 compare with what is stored (equality.Semantic.DeepEqual) and skip the write when they
 are equal. meta.SetStatusCondition keeps LastTransitionTime when the status does not
@@ -629,6 +655,10 @@ var routeDeletedCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseDeleted},
 	Hint:    "once an EdgeRoute is deleted, its route must leave the proxy (a refused withdraw is not a withdraw) and the object must be gone",
+	Direction: `A deleted EdgeRoute reaches Reconcile once, as a NotFound for its key. Ask what the
+proxy still holds for that key, what tries again when the proxy refuses the withdraw (no
+event will come), and what an EdgeRoute that Get still finds with a deletionTimestamp
+is.`,
 	LongHint: `A deleted EdgeRoute reaches Reconcile as a NotFound. Ignoring it leaves its route in the
 proxy forever. Withdraw it (Remove is idempotent, so doing it for a route that was never
 programmed is fine). A finalizer is the other way to do this: then the object stays
@@ -797,6 +827,9 @@ var restartReconvergeCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseRestart, ClauseAcked},
 	Hint:    "a restarted controller must bring every EdgeRoute to what the world says now, whatever its status claims and whatever the proxy forgot",
+	Direction: `A new process knows only what it observes: the informer's first list, the Services, the
+proxy. Look for every decision in your code that trusts the stored status, or the
+process's memory, instead of the world.`,
 	LongHint: `After a restart the controller gets an Added event for every EdgeRoute and must bring
 each to the right state from what it observes now, not from what its status claims. The
 check kills the controller, then changes the world behind its back: a Service appears,
@@ -849,6 +882,11 @@ var deletedWhileDownCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseDeleted, ClauseRestart, ClauseNoFlap},
 	Hint:    "an EdgeRoute deleted while the controller is stopped must have its route withdrawn once the controller is back, no other route withdrawn, and one created again under its name must end routed",
+	Direction: `A deletion that happened while no process ran reaches no Reconcile. Something has to
+remember it across the restart: the API server (go doc
+k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta, its Finalizers field) or the proxy's
+table. The chapter's "Deletion across restarts" lists what the new process must also get
+right.`,
 	LongHint: `Reconcile hears of a deletion as a NotFound, but only a running controller gets that
 event. An EdgeRoute deleted while the controller is stopped is simply absent from the
 informer's first list when it starts again, so nothing ever reconciles its key and its

@@ -28,12 +28,11 @@ var designWords = []string{
 	"write the status once", "set every condition first",
 }
 
-// taughtFields are the composite-literal fields whose text is printed only
-// on demand (make hint).
 // taughtFields hold texts a learner asks for: a check's design advice
-// (make hint MORE=1), a clause's rule, and a chapter question's ID and where
+// (make hint MORE=2), a clause's rule, and a chapter question's ID and where
 // its evidence is (make hint ID=q-…: the chapter already asks it, design
-// words and all).
+// words and all). A check's Direction (MORE=1) is not among them: it says
+// where to look, and is held to the same words as a failure.
 var taughtFields = map[string]bool{"LongHint": true, "Rule": true, "Question": true, "Where": true}
 
 // TestLearnerTextsObserveAndDoNotTeach reads every string the checks, the

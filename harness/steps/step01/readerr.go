@@ -52,6 +52,11 @@ var readErrorCheck = checks.Check{
 	Clauses: []string{ClauseReadErr},
 	Probe:   &readErrProbe,
 	Hint:    "when reading the Service fails with anything but NotFound, the route's status and data plane must stay as they are, and Reconcile must fail so the queue tries again (S-READERR)",
+	Direction: `An error reading the Service that is not NotFound is neither "missing" nor "present".
+Ask what a pass that learned nothing new should change, and what Reconcile's result does
+with the key (go doc sigs.k8s.io/controller-runtime/pkg/reconcile.TypedReconciler). The
+check calls your Reconcile with a client that reads the API server directly, not the
+cache.`,
 	LongHint: `A read of the Service can fail without the Service being gone: the API server
 answers 500 or 504, the connection drops. Such an error says nothing about the Service,
 so it is neither "missing" (withdraw, Accepted=False) nor "present" (push): the

@@ -31,6 +31,11 @@ var sequencesCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseMissing, ClauseAcked, ClauseNacked, ClauseDeleted, ClauseDrift, ClauseObsGen, ClauseCurrent, ClauseNoFlap, ClauseQuiet},
 	Hint:    "derive every pass from the world as it is now (no memory of earlier passes): push the current spec, withdraw only what must go, retry refusals with backoff",
+	Direction: `A failure prints its seed and its steps. Run the check alone with your controller's log
+(make check CHECK_FLAGS="--run sequences -v"), find the first step after which the
+contract did not hold, and ask what your code assumed about the path that led there. The
+proxy also loses its table with no event: see the chapter's "The data plane as an event
+source".`,
 	LongHint: `Level-triggered means the outcome depends on the world, never on the path that led to
 it. The check drives a seeded pseudo-random sequence of changes over three routes and
 three Services: Services created and deleted, every spec field edited (the service

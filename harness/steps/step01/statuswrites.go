@@ -30,6 +30,9 @@ var statusWritesCheck = checks.Check{
 	Points:  10,
 	Clauses: []string{ClauseOneWrite, ClauseNoChurn},
 	Hint:    "every change of a route must be answered by one status write, a whole one, none when nothing changed, and a refused status write must be tried again (ST-ONE-WRITE, ST-NO-CHURN)",
+	Direction: `Count the status writes one pass of your code makes, and ask when a write is needed at
+all. Then follow a status write the API server refuses: if nothing looks at its error,
+what tries it again?`,
 	LongHint: `Every status write is a request to the API server, and the harness sees each one: the
 controller's kubeconfig names a front that passes its requests on and records them,
 refused ones included. This check makes five changes to one EdgeRoute (created with

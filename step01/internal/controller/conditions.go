@@ -34,14 +34,10 @@ type observation struct {
 //	push ACKed           Accepted=True  Valid            Programmed=True  Synced
 //	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK's reason)
 //
-// Every message is a function of what was observed, never an error's text.
-// An error's text changes from one attempt to the next: a transport error
-// names a local port, a NACK's answer may carry a request id. A new message
-// is a status write, and its event runs the next pass at once, past the
-// backoff: a hot loop. So a refusal's message is the NACK's reason
-// (dataplane.NACKError.Reason), or "data plane unreachable" when no answer
-// came, never "dial tcp 127.0.0.1:41234: connection refused". The error,
-// with every detail, is what Reconcile returns, and the log shows it.
+// Every message is a function of what was observed, never an error's text
+// (the chapter's q-nack-message asks why): a refusal's message is what
+// refusalOf says, never "dial tcp 127.0.0.1:41234: connection refused".
+// The error, with every detail, belongs in the log.
 func conditionsFor(obs observation) []metav1.Condition {
 	// TODO(step01): Return the Accepted and Programmed conditions for obs, following the
 	// status contract in the comment above (checks: missing-service,
