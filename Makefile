@@ -263,7 +263,7 @@ kind-image: $(GW10_FULL) ## Build the kind node image from the Go module proxy a
 test-kind: ## kind end to end: engine, node image, kind-up, the solution, both checks, kind-down.
 	@scripts/test-kind.sh
 
-# make bench: the solution by default; ROUTES the numbers of EdgeRoutes to
+# make bench: the solution by default (step01 in a learner's copy); ROUTES the numbers of EdgeRoutes to
 # measure, REPEAT how many runs of each; CHECK_REPORT a `gw10 check --json` report to include.
 ROUTES ?= 100,1000,5000
 REPEAT ?= 3
@@ -271,15 +271,16 @@ CHECK_REPORT ?=
 override ROUTES := $(value ROUTES)
 override REPEAT := $(value REPEAT)
 override CHECK_REPORT := $(value CHECK_REPORT)
-# BENCH_STEP: as given, else STEP when given on the command line, else the solution.
+# BENCH_STEP: as given, else STEP when given on the command line, else the
+# solution, or step01 in a learner's copy (which has no solutions/).
 ifneq ($(filter command line environment override,$(origin BENCH_STEP)),)
 override BENCH_STEP := $(value BENCH_STEP)
 else
-override BENCH_STEP := $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),solutions/step01)
+override BENCH_STEP := $(if $(filter command line,$(STEP_ORIGIN)),$(STEP),$(if $(wildcard solutions/step01),solutions/step01,step01))
 endif
 export ROUTES REPEAT CHECK_REPORT BENCH_STEP
 
 .PHONY: bench
-bench: $(GW10_FULL) ## How STEP's controller scales (default solutions/step01, ROUTES=100,1000,5000, REPEAT=3 runs each: median and spread), against the API server's own limit; reports/bench.*.
+bench: $(GW10_FULL) ## How STEP's controller scales (default the solution, or step01 without solutions/; ROUTES=100,1000,5000, REPEAT=3 runs each: median and spread), against the API server's own limit; reports/bench.*.
 	@set -- ; if [ -n "$$CHECK_REPORT" ]; then set -- --check-report "$$CHECK_REPORT"; fi; \
 	  $(GW10_FULL) bench --step "$$BENCH_STEP" --routes "$$ROUTES" --repeat "$$REPEAT" "$$@" --out reports

@@ -113,6 +113,9 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 			return "", "", fmt.Errorf("writing %s: %w", target, err)
 		}
 	}
+	if err := stripUpstreamOnly(out); err != nil {
+		return "", "", err
+	}
 	id := []string{"-c", "user.name=gw10 template", "-c", "user.email=gw10-template@invalid", "-c", "commit.gpgsign=false"}
 	for _, args := range [][]string{
 		{"init", "--quiet", "--initial-branch=main"},
@@ -125,6 +128,76 @@ func Template(ctx context.Context, opts TemplateOptions) (commit, upstream strin
 	}
 	commit, err = Resolve(ctx, out, "HEAD")
 	return commit, upstream, err
+}
+
+// The lines of a Markdown file of the workbook between these two (each a
+// line of its own) are for the instructor's repository only: a README's
+// make test, the instructors' targets, links into the guides a learner's
+// copy holds as stubs. make template leaves them out of the copy.
+const (
+	upstreamOnlyBegin = "<!-- upstream-only -->"
+	upstreamOnlyEnd   = "<!-- /upstream-only -->"
+)
+
+// stripUpstreamOnly removes the upstream-only regions of every Markdown file
+// under dir (.git aside). A region left open, or closed without being
+// opened, is an error: the copy would lose the rest of the file, or ship
+// what it should not.
+func stripUpstreamOnly(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		text, err := upstreamOnlyRemoved(string(data))
+		if err != nil {
+			rel, _ := filepath.Rel(dir, p)
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		if text == string(data) {
+			return nil
+		}
+		return os.WriteFile(p, []byte(text), 0o644)
+	})
+}
+
+// upstreamOnlyRemoved is text without its upstream-only regions (markers
+// included).
+func upstreamOnlyRemoved(text string) (string, error) {
+	var out []string
+	open := 0 // the line that opened the current region, 1-based; 0: none
+	for i, line := range strings.SplitAfter(text, "\n") {
+		switch strings.TrimSpace(line) {
+		case upstreamOnlyBegin:
+			if open != 0 {
+				return "", fmt.Errorf("line %d opens an upstream-only region inside the one line %d opened", i+1, open)
+			}
+			open = i + 1
+			continue
+		case upstreamOnlyEnd:
+			if open == 0 {
+				return "", fmt.Errorf("line %d closes an upstream-only region that was never opened", i+1)
+			}
+			open = 0
+			continue
+		}
+		if open == 0 {
+			out = append(out, line)
+		}
+	}
+	if open != 0 {
+		return "", fmt.Errorf("the upstream-only region line %d opens is never closed (%s)", open, upstreamOnlyEnd)
+	}
+	return strings.Join(out, ""), nil
 }
 
 // removeEmptyDirs removes the directories under dir that hold no file (the

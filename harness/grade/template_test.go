@@ -16,6 +16,7 @@ import (
 
 	"github.com/10xdev/gw10/harness/skeleton"
 	"github.com/10xdev/gw10/harness/steps"
+	"github.com/10xdev/gw10/harness/steptest"
 	"github.com/10xdev/gw10/harness/testenv"
 
 	"golang.org/x/mod/modfile"
@@ -124,6 +125,36 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every link of the copy's docs lands: none into what it leaves out,
+	// none to an anchor of a guide it holds as a stub (upstream-only
+	// regions hold those links, and are gone).
+	var docs []string
+	_ = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			rel, _ := filepath.Rel(out, path)
+			docs = append(docs, rel)
+			if strings.Contains(read(t, path), "upstream-only") {
+				t.Errorf("%s still holds an upstream-only marker", rel)
+			}
+		}
+		return nil
+	})
+	broken, links, err := steptest.BrokenLinks(out, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Errorf("in the learner's copy, %s", b)
+	}
+	if links < 50 {
+		t.Errorf("the copy's %d docs hold %d relative links: has the link syntax changed?", len(docs), links)
+	}
+	if readme := read(t, filepath.Join(out, "README.md")); strings.Contains(readme, "make test ") || strings.Contains(readme, "solutions/step01") {
+		t.Errorf("the copy's README offers what needs solutions/ (make test, or the solution's directory):\n%s", readme)
 	}
 	if n := strings.TrimSpace(run(t, out, "git", "rev-list", "--count", "--all")); n != "1" {
 		t.Errorf("the copy has %s commits, want 1 (the upstream's history holds the solution)", n)
@@ -305,5 +336,24 @@ func makeCheckInTheCopy(t *testing.T, root, out string) {
 	}
 	if strings.Contains(got, "not run: an earlier stage failed") || regexp.MustCompile(`(?m)^gw10: (?:.*error|.*failed)`).MatchString(got) {
 		t.Errorf("make check in the copy reports a harness error, not the skeleton's failures:\n%s", got)
+	}
+}
+
+// TestUpstreamOnlyRegionsLeaveTheCopy: make template drops the lines
+// between the upstream-only markers, markers included, and refuses a region
+// left open or closed twice rather than ship half a file.
+func TestUpstreamOnlyRegionsLeaveTheCopy(t *testing.T) {
+	got, err := upstreamOnlyRemoved("a\n" + upstreamOnlyBegin + "\nmake test\n" + upstreamOnlyEnd + "\nb\n")
+	if err != nil || got != "a\nb\n" {
+		t.Errorf("got %q, %v; want \"a\\nb\\n\"", got, err)
+	}
+	for _, bad := range []string{
+		"a\n" + upstreamOnlyBegin + "\nb\n",
+		"a\n" + upstreamOnlyEnd + "\nb\n",
+		upstreamOnlyBegin + "\n" + upstreamOnlyBegin + "\n" + upstreamOnlyEnd + "\n",
+	} {
+		if _, err := upstreamOnlyRemoved(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }

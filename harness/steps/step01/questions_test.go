@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/step"
+	"github.com/10xdev/gw10/harness/steptest"
 )
 
 // TestEveryUnansweredQuestionSaysWhereItsEvidenceIs: every question of the
@@ -64,34 +64,16 @@ func TestEveryUnansweredQuestionSaysWhereItsEvidenceIs(t *testing.T) {
 				t.Errorf("%s's evidence names docs/%s: %v", id, m[1], err)
 				continue
 			}
-			if m[2] != "" && !hasAnchor(string(doc), m[2][1:]) {
+			if m[2] != "" && !steptest.HasAnchor(string(doc), m[2][1:]) {
 				t.Errorf("%s's evidence names docs/%s%s, which has no such anchor", id, m[1], m[2])
 			}
 		}
 		for _, a := range regexp.MustCompile(`, (#[a-z0-9-]+)`).FindAllStringSubmatch(where, -1) {
-			if !hasAnchor(string(text), a[1][1:]) {
+			if !steptest.HasAnchor(string(text), a[1][1:]) {
 				t.Errorf("%s's evidence names %s%s, which has no such anchor", id, st.Chapter, a[1])
 			}
 		}
 	}
-}
-
-// hasAnchor reports whether a Markdown text has an explicit anchor id or a
-// heading whose GitHub slug is id.
-func hasAnchor(doc, id string) bool {
-	if strings.Contains(doc, `<a id="`+id+`"></a>`) {
-		return true
-	}
-	punct := regexp.MustCompile(`[^\p{L}\p{N}\- ]`)
-	for _, line := range strings.Split(doc, "\n") {
-		if h, ok := strings.CutPrefix(line, "#"); ok {
-			slug := strings.ReplaceAll(punct.ReplaceAllString(strings.ToLower(strings.TrimSpace(strings.TrimLeft(h, "#"))), ""), " ", "-")
-			if slug == id {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // TestTheChaptersLinksResolve: every link of the chapter and its answers to
@@ -100,32 +82,15 @@ func hasAnchor(doc, id string) bool {
 // "see …" of the text.
 func TestTheChaptersLinksResolve(t *testing.T) {
 	st := Step()
-	root := filepath.Join("..", "..", "..")
-	link := regexp.MustCompile(`\]\(([^)\s#]*)#([^)\s]+)\)`)
-	links := 0
-	for _, name := range append(st.ChapterParts(), step.AnswersOf(st.Chapter)) {
-		text, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
-			links++
-			target := filepath.Join(root, filepath.Dir(name), m[1])
-			if m[1] == "" {
-				target = filepath.Join(root, name)
-			}
-			doc, err := os.ReadFile(target)
-			if err != nil {
-				t.Errorf("%s links to %s#%s: %v", name, m[1], m[2], err)
-				continue
-			}
-			if !hasAnchor(string(doc), m[2]) {
-				t.Errorf("%s links to %s#%s, which has no such anchor", name, m[1], m[2])
-			}
-		}
+	broken, links, err := steptest.BrokenLinks(filepath.Join("..", "..", ".."), append(st.ChapterParts(), step.AnswersOf(st.Chapter), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
 	}
 	if links < 10 {
-		t.Errorf("found %d links to anchors: has the link syntax changed?", links)
+		t.Errorf("found %d links: has the link syntax changed?", links)
 	}
 }
 
