@@ -163,6 +163,18 @@ func (t *Tree) fromRepository(ctx context.Context, opts Options, step string) er
 			history[blobID(o.Stub)] = true
 		}
 	}
+	// So is a Markdown file without its upstream-only regions, as make
+	// template writes it.
+	for name := range upFiles {
+		if !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		if text, err := git(ctx, t.Grading.Upstream.Repository, "show", t.Grading.Upstream.Commit+":"+name); err == nil && strings.Contains(text, upstreamOnlyBegin) {
+			if learners, err := upstreamOnlyRemoved(text); err == nil {
+				history[blobID(learners)] = true
+			}
+		}
+	}
 	// So is the go.work it writes without the solutions (that of the upstream
 	// commit graded against: a copy of an older one may list its go.work).
 	if work, err := git(ctx, t.Grading.Upstream.Repository, "show", t.Grading.Upstream.Commit+":go.work"); err == nil {
