@@ -263,7 +263,9 @@ var selfHealCheck = checks.Check{
 	Direction: `The Service's arrival must put the right EdgeRoute keys in the work queue. Read the
 handlers controller-runtime offers (go doc sigs.k8s.io/controller-runtime/pkg/handler)
 and ask which can compute an EdgeRoute's key from a Service that has no ownerReference;
-then how to find those EdgeRoutes without reading them all (q-find-routes).`,
+then how to find those EdgeRoutes without reading them all (q-find-routes; go doc
+sigs.k8s.io/controller-runtime/pkg/cache/cacheapi lists what the cache offers besides a
+read by name).`,
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
