@@ -28,7 +28,7 @@ type Logging struct {
 // Program logs the route, holds it and ACKs it.
 func (l *Logging) Program(_ context.Context, er *netv1.EdgeRoute) error {
 	r := RouteFor(er)
-	l.Log.Info("data plane: program route", "namespace", er.Namespace, "name", er.Name,
+	l.Log.Info("data plane: push", "namespace", er.Namespace, "name", er.Name,
 		"hostname", r.Hostname, "prefix", r.Prefix, "service", r.Service, "port", r.Port, "generation", r.Generation)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -45,11 +45,11 @@ func (l *Logging) Remove(_ context.Context, key types.NamespacedName) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.held[key] {
-		l.Log.Info("data plane: withdraw route: nothing held", "namespace", key.Namespace, "name", key.Name)
+		l.Log.Info("data plane: withdraw: nothing held", "namespace", key.Namespace, "name", key.Name)
 		return nil
 	}
 	delete(l.held, key)
-	l.Log.Info("data plane: withdraw route", "namespace", key.Namespace, "name", key.Name)
+	l.Log.Info("data plane: withdraw", "namespace", key.Namespace, "name", key.Name)
 	return nil
 }
 

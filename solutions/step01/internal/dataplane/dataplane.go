@@ -20,9 +20,11 @@ type DataPlane interface {
 	// means the proxy ACKed it.
 	Program(ctx context.Context, er *netv1.EdgeRoute) error
 	// Remove withdraws the route of the EdgeRoute with this key; withdrawing
-	// a route the proxy does not hold succeeds. The withdraw names the uid
-	// of the route it read, so, landing late, it cannot remove the route of
-	// an EdgeRoute created again under the same name since.
+	// a route the proxy does not hold succeeds. It first reads the route the
+	// proxy holds under the key, then withdraws that route by its uid (the
+	// EdgeRoute's metadata.uid, which the push carried). So a withdraw that
+	// lands late, after an EdgeRoute was created again under the same name
+	// and pushed, names the old uid, and the proxy keeps the new route.
 	Remove(ctx context.Context, key types.NamespacedName) error
 	// Routes lists the keys of the routes the proxy holds (GET /v1/routes).
 	Routes(ctx context.Context) ([]types.NamespacedName, error)
