@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/10xdev/gw10/harness/ctrlproc"
+	"github.com/10xdev/gw10/harness/words"
 )
 
 // Bounds of the waits: the bench never waits for ever on a controller that
@@ -46,7 +47,7 @@ func (b *bencher) measureLimit(ctx context.Context, ns string, n int) (Limit, er
 			if err := b.c.Status().Patch(ctx, u, patch); err != nil {
 				return fmt.Errorf("writing the status of %s %s/%s: %w", b.kind.Kind(), ns, u.GetName(), err)
 			}
-			b.progress.set("N=%d limit: %d workers", n, workers)
+			b.progress.set("N=%d limit: writing every status with %s (of %v; the table keeps the fastest)", n, words.Count(workers, "worker", "workers"), limitWorkers)
 			return nil
 		})
 		return time.Since(start), err
@@ -105,7 +106,7 @@ func (b *bencher) measureCold(ctx context.Context, ns string, n int, t *tracker,
 				count, n, time.Since(start).Seconds(), noProgress)
 			break
 		}
-		b.progress.set("N=%d cold start: %d/%d Programmed (%.1f s)", n, count, n, time.Since(start).Seconds())
+		b.progress.set("N=%d cold start: %d/%d Programmed so far (%.1f s)", n, count, n, time.Since(start).Seconds())
 		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return cold, err
 		}
