@@ -5,6 +5,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/10xdev/gw10/harness/words"
 )
 
 // View says how much the terminal shows.
@@ -103,7 +105,7 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		fmt.Fprintf(w, "\nAlso failing, in short: the hint, and the first cause (or what was observed) (%s CHECK_FLAGS=--all shows them in full):\n%s\n", v.command(r), strings.Join(short, "\n"))
 	}
 	fmt.Fprintln(w)
-	cut := false // a passing check's notes were cut to their first
+	cut := 0 // the notes of passing checks cut to their first
 	for _, c := range r.Checks {
 		if c.Probe != "" && c.Status != Skip {
 			fmt.Fprintf(w, "%s: the verdict rests on %s\n", c.ID, c.Probe)
@@ -112,14 +114,16 @@ func (r *Report) TerminalView(w io.Writer, v View) {
 		if !v.All && c.Status != Fail && len(notes) > 1 {
 			// A passing check's notes are its evidence at length: the
 			// first stands for them, the timeline and --all hold the rest.
-			notes, cut = []string{notes[0] + fmt.Sprintf(" (+%d more)", len(c.Notes)-1)}, true
+			notes = []string{notes[0] + fmt.Sprintf(" (+%d more)", len(c.Notes)-1)}
+			cut += len(c.Notes) - 1
 		}
 		for _, n := range notes {
 			fmt.Fprintf(w, "%s: %s\n", c.ID, Inline(n))
 		}
 	}
-	if cut {
-		fmt.Fprintf(w, "(+N more: the rest of what that check measured is in the timeline, and in %s CHECK_FLAGS=--all)\n", v.command(r))
+	if cut > 0 {
+		fmt.Fprintf(w, "(%s in all, marked \"+n more\" above: the rest of what those checks measured, in the timeline and in %s CHECK_FLAGS=--all)\n",
+			words.Count(cut, "note more", "notes more"), v.command(r))
 	}
 	for _, l := range r.gradingLines(terminalQuoting) {
 		fmt.Fprintln(w, l)

@@ -269,7 +269,7 @@ func TestAPassingCheckShowsItsFirstNote(t *testing.T) {
 	out := focused.String()
 	for _, want := range []string{
 		"crd-schema: wrote once (+2 more)\n",
-		"(+N more: the rest of what that check measured is in the timeline, and in make check CHECK_FLAGS=--all)\n",
+		"(2 notes more in all, marked \"+n more\" above: the rest of what those checks measured, in the timeline and in make check CHECK_FLAGS=--all)\n",
 		"self-heal: saw a\nself-heal: saw b\n",
 		"quiescent: idle\n",
 	} {
@@ -280,7 +280,7 @@ func TestAPassingCheckShowsItsFirstNote(t *testing.T) {
 	if strings.Contains(out, "wrote twice") {
 		t.Errorf("the focused output shows a passing check's second note:\n%s", out)
 	}
-	if everything := all.String(); !strings.Contains(everything, "crd-schema: wrote once\ncrd-schema: wrote twice\ncrd-schema: wrote thrice\n") || strings.Contains(everything, "+N more") {
+	if everything := all.String(); !strings.Contains(everything, "crd-schema: wrote once\ncrd-schema: wrote twice\ncrd-schema: wrote thrice\n") || strings.Contains(everything, "+n more") {
 		t.Errorf("--all does not show every note:\n%s", everything)
 	}
 }
