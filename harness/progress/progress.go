@@ -100,10 +100,10 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	var parts []string
 	stageFixed, stageBroken := flips(rep.Stages, func(st report.Stage) (string, report.Status) { return st.Name, st.Status }, rec.Stages)
 	if len(stageFixed) > 0 {
-		parts = append(parts, names(stageFixed)+" now ok (failed last run)")
+		parts = append(parts, names(stageFixed)+" now ok (failed when "+verb(stageFixed, "it", "they")+" last ran)")
 	}
 	if len(stageBroken) > 0 {
-		parts = append(parts, names(stageBroken)+" now FAILED (ok last run)")
+		parts = append(parts, names(stageBroken)+" now FAILED (ok when "+verb(stageBroken, "it", "they")+" last ran)")
 	}
 	last := rec.Last
 	if full(rep) && rec.LastFull != nil {

@@ -134,11 +134,11 @@ func TestAFixedStageIsSaid(t *testing.T) {
 		want string
 	}{
 		{"the first run: unit tests fail", withStages(result(false), "unit tests"), ""},
-		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last make check: build now FAILED (ok last run)."},
+		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last make check: build now FAILED (ok when it last ran)."},
 		{"the build fixed (the unit tests' last verdict was a failure, and they pass now too)", withStages(result(false, "a")),
-			"Since the last make check: build and unit tests now ok (failed last run); a now passes; 1/5, up from 0/5."},
+			"Since the last make check: build and unit tests now ok (failed when they last ran); a now passes; 1/5, up from 0/5."},
 		{"only the unit tests break", withStages(result(false, "a"), "unit tests"),
-			"Since the last make check: unit tests now FAILED (ok last run); still 1/5."},
+			"Since the last make check: unit tests now FAILED (ok when it last ran); still 1/5."},
 	}
 	for _, s := range steps {
 		got, err := Update(path, key, s.rep)
@@ -174,7 +174,7 @@ func TestMakeCheckComparesWithMakeCheck(t *testing.T) {
 		{"the next watch run compares with the watch run", watch, watchRun("a", "b", "c", "d", "e"),
 			"Since the last make watch run: b, c, d and 1 more now pass; 5/5, up from 1/5."},
 		{"make check again: against the last make check, not the watch run", check, withStages(result(false, "a", "b", "c")),
-			"Since the last make check: unit tests now ok (failed last run); a, b and c now pass; 3/5, up from 0/5."},
+			"Since the last make check: unit tests now ok (failed when it last ran); a, b and c now pass; 3/5, up from 0/5."},
 		{"and make check once more", check, withStages(result(false, "a", "b", "c")), "Since the last make check: still 3/5."},
 	}
 	for _, s := range steps {
