@@ -170,7 +170,7 @@ func (b *bencher) measure(ctx context.Context, n, latencyRoutes int) (Point, err
 func (r Point) summary() string {
 	cold := "cold start not measured"
 	if r.Cold.Measured {
-		cold = fmt.Sprintf("cold start %.2f s (%.2f × the limit)", r.Cold.Seconds, r.Cold.RatioToLimit)
+		cold = fmt.Sprintf("cold start %.2f s (%.2f × the limit: routes a second over the API server's status writes a second; 1 is as fast as it can write, higher is faster)", r.Cold.Seconds, r.Cold.RatioToLimit)
 	}
 	heal := "self-heal not measured"
 	if r.SelfHeal.Measured {

@@ -906,8 +906,9 @@ scoped to some namespaces answers a Get elsewhere with an error, not NotFound: t
 is not this controller's to judge, so skip it (log it) and withdraw the orphans you did
 find; never let it end the sweep, and never withdraw it. The
 proxy is still starting when the controller comes back: it refuses to list its routes
-(503) for a couple of seconds, so a sweep must retry a listing that failed, with backoff,
-and never report "0 orphans" for a table it could not read. The second deleted
+(503) for a couple of seconds, so a sweep must list again after a listing failed (with
+backoff, or at its next look: the check waits for either), and never report "0 orphans"
+for a table it could not read. The second deleted
 EdgeRoute is created again while the proxy holds its old route's withdraw unanswered:
 a sweep that withdraws from its own goroutine races the worker that pushes the new one, and
 the withdraw can land last. Hand the swept keys to the work queue, which never gives

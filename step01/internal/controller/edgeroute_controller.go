@@ -67,8 +67,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // reconciles, and what wakes it.
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
-	// created or deleted; an update that changes nothing a route reads need
-	// wake none (contract: Q-FANOUT; checks: self-heal, service-removed,
+	// created or deleted (contract: Q-FANOUT; checks: self-heal, service-removed,
 	// restart-reconverge).
 	// Then make a deletion reach the data plane even when it happened while
 	// the controller was stopped (check: deleted-while-down; see the last TODO of this file).

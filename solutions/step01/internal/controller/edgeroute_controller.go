@@ -135,8 +135,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	//gw10:begin watch
 	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
-	//gw10:todo created or deleted; an update that changes nothing a route reads need
-	//gw10:todo wake none (contract: Q-FANOUT; checks: self-heal, service-removed,
+	//gw10:todo created or deleted (contract: Q-FANOUT; checks: self-heal, service-removed,
 	//gw10:todo restart-reconverge).
 	//gw10:todo Then make a deletion reach the data plane even when it happened while
 	//gw10:todo the controller was stopped (check: deleted-while-down; see the last TODO of this file).
