@@ -70,13 +70,19 @@ CHECK_GW10 := $(if $(filter kind,$(CLUSTER)),$(GW10_FULL),$(GW10))
 
 .DEFAULT_GOAL := help
 
+# The instructors' and maintainers' targets: make help leaves them out of a
+# learner's copy (no solutions/), where most of them cannot work.
+UPSTREAM_TARGETS := gradebook diff template skeleton mutants lint lint-workflows test-deps test-unit test-envtest test-mutants test kind-image test-kind
+
 .PHONY: help
 help: ## Show this help.
 	@echo "gw10 workbook — make <target> [STEP=step01] [CLUSTER=envtest|kind|existing]"
 	@echo "Learners: read docs/step01.md, fill the TODO(step01) regions in step01/, run make check (or make watch)."
 	@echo
 	@if [ -t 1 ] && [ -z "$$NO_COLOR" ]; then on='\033[36m'; off='\033[0m'; else on=; off=; fi; \
-	  awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %s%-14s%s %s\n", on, $$1, off, $$2 }' $(MAKEFILE_LIST)
+	  if [ -d solutions ]; then hide=; else hide=' $(UPSTREAM_TARGETS) '; fi; \
+	  awk -v on="$$on" -v off="$$off" -v hide="$$hide" 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { if (index(hide, " " $$1 " ")) next; printf "  %s%-14s%s %s\n", on, $$1, off, $$2 }' $(MAKEFILE_LIST); \
+	  if [ -n "$$hide" ]; then echo; echo "  Not listed: the instructors' and maintainers' targets ($(UPSTREAM_TARGETS)), which need the instructors' repository."; fi
 
 # Always rebuilt; go build's cache makes that instant when nothing changed.
 # A cold build (fresh machine, empty Go cache) compiles Kubernetes' client

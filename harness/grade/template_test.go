@@ -156,6 +156,14 @@ func TestTheLearnersCopyHoldsNoSolutionAndWorks(t *testing.T) {
 	if readme := read(t, filepath.Join(out, "README.md")); strings.Contains(readme, "make test ") || strings.Contains(readme, st.SolutionDir+"/") {
 		t.Errorf("the copy's README offers what needs solutions/ (make test, or the solution's directory):\n%s", readme)
 	}
+	// make help there lists the learner's targets, not those that need the
+	// instructors' repository.
+	if help, err := exec.Command("make", "-s", "-C", out, "help", "NO_COLOR=1").CombinedOutput(); err != nil {
+		t.Errorf("make help in the copy: %v\n%s", err, help)
+	} else if !strings.Contains(string(help), "\n  check ") || !strings.Contains(string(help), "\n  hint ") ||
+		strings.Contains(string(help), "\n  test ") || strings.Contains(string(help), "\n  gradebook ") {
+		t.Errorf("make help in the copy lists what needs solutions/, or not the learner's targets:\n%s", help)
+	}
 	if n := strings.TrimSpace(run(t, out, "git", "rev-list", "--count", "--all")); n != "1" {
 		t.Errorf("the copy has %s commits, want 1 (the upstream's history holds the solution)", n)
 	}
@@ -330,7 +338,7 @@ func makeCheckInTheCopy(t *testing.T, root, out string) {
 			t.Errorf("make check in the copy: check %s did not run and fail on the skeleton:\n%s", c.ID, got)
 		}
 	}
-	summary := fmt.Sprintf("0/%d checks pass, 0/%d points. Fix %s first", len(st.Checks), points, st.Checks[0].ID)
+	summary := fmt.Sprintf("0/%d checks pass, 0/%d points, and the unit tests stage failed. Fix %s first", len(st.Checks), points, st.Checks[0].ID)
 	if !strings.Contains(got, summary) {
 		t.Errorf("make check in the copy does not end on the learner's summary %q:\n%s", summary, got)
 	}

@@ -43,10 +43,16 @@ func (r *Report) headline() string {
 	if s.Skipped > 0 {
 		h += fmt.Sprintf(", %d not run", s.Skipped)
 	}
-	// Checks that pass beside a failed stage (the unit tests, which do not
-	// stop the run) earn their points; the verdict says the stage failed.
-	if failed := r.failedStages(); len(failed) > 0 && s.Passed > 0 {
-		h += ", but the " + strings.Join(failed, " and ") + " stage failed"
+	// Checks that ran beside a failed stage (the unit tests, which do not
+	// stop the run) earn what they show; the verdict says the stage failed,
+	// whatever they earned. (A stage that stopped the run is named by the
+	// closing line, with no check run.)
+	if failed := r.failedStages(); len(failed) > 0 && s.Passed+s.Failed > 0 {
+		joint := ", and the "
+		if s.Passed > 0 {
+			joint = ", but the "
+		}
+		h += joint + strings.Join(failed, " and ") + " stage failed"
 	}
 	if r.Interrupted {
 		h = "interrupted: " + h

@@ -337,7 +337,7 @@ func TestEverySkeletonRunsAndFailsEveryCheckWithAHint(t *testing.T) {
 			if n := strings.Count(out, "--- controller started"); n != 1 {
 				t.Errorf("the controller's start is shown %d times, want once", n)
 			}
-			want := fmt.Sprintf("0/%d checks pass, 0/%d points. Fix %s first", len(st.Checks), rep.Summary.TotalPoints, rep.Checks[0].ID)
+			want := fmt.Sprintf("0/%d checks pass, 0/%d points, and the unit tests stage failed. Fix %s first", len(st.Checks), rep.Summary.TotalPoints, rep.Checks[0].ID)
 			if !strings.HasPrefix(lastLine(out), want) {
 				t.Errorf("the closing line is %q, want it to start with %q", lastLine(out), want)
 			}
