@@ -24,8 +24,19 @@ type History struct {
 	Objects []ObjectSeen
 	// Actions are the check's own changes of the world, in order.
 	Actions []evidence.Event
+	// Specs are the specs of the primary kind the check wrote, in order:
+	// what each object named from then on, known without a watch's lag.
+	Specs []SpecWritten
 	// Proxy is every request the proxy got for the namespace's routes.
 	Proxy []proxy.Event
+}
+
+// SpecWritten is a spec of the primary kind as the check wrote it (created
+// or edited) at At.
+type SpecWritten struct {
+	At      time.Time
+	Object  string // "EdgeRoute ns/name"
+	Service string
 }
 
 // Version is one version of an object of the primary kind on the watch.
@@ -106,6 +117,9 @@ func (t *T) History() History {
 			h.Actions = append(h.Actions, ev)
 		}
 	}
+	t.mu.Lock()
+	h.Specs = append(h.Specs, t.specs...)
+	t.mu.Unlock()
 	if t.Proxy != nil {
 		h.Proxy = t.Proxy.EventsIn(t.Namespace)
 	}

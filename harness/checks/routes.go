@@ -63,8 +63,10 @@ func (t *T) NewRouteIn(ctx context.Context, ns, name string, spec RouteSpec) *Ro
 	obj.SetName(name)
 	obj.Object["spec"] = spec.object()
 	r := &Route{t: t, ns: ns, Name: name, Service: spec.Service}
+	at := time.Now()
 	t.Did(evidence.RouteCreated, r.Object(), "creating %s %s (service %s)", t.Primary.Kind(), t.ShortName(ns, name), spec.Service)
 	t.Must(t.Client.Create(ctx, obj), "creating %s %s/%s", t.Primary.Kind(), ns, name)
+	t.wroteSpec(at, r)
 	return r
 }
 
@@ -113,9 +115,19 @@ func (r *Route) Edit(ctx context.Context, what string, edit func(spec map[string
 	if s, ok := spec["service"].(string); ok {
 		r.Service = s
 	}
+	at := time.Now()
 	r.t.Did(evidence.RouteEdited, r.Object(), "editing %s %s: %s", r.t.Primary.Kind(), r.Name, what)
 	r.t.Must(r.t.Client.Patch(ctx, obj, patch), "editing %s (%s)", r, what)
+	r.t.wroteSpec(at, r)
 	return obj.GetGeneration()
+}
+
+// wroteSpec records that the check wrote r's spec at at, naming r.Service
+// (History.Specs).
+func (t *T) wroteSpec(at time.Time, r *Route) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.specs = append(t.specs, SpecWritten{At: at, Object: r.Object(), Service: r.Service})
 }
 
 // Delete deletes the route.

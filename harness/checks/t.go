@@ -114,6 +114,7 @@ type T struct {
 	notes    []string
 	blocker  *Blocker
 	hint     string // the first proof's (doom.go)
+	specs    []SpecWritten
 
 	// crdOnce reads the installed CRD for the waits' proofs (doom.go).
 	crdOnce  sync.Once

@@ -2,9 +2,12 @@ package step01
 
 import (
 	"fmt"
-	"github.com/10xdev/gw10/harness/words"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/10xdev/gw10/harness/words"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
@@ -85,57 +88,79 @@ func programmedWithoutACK(h checks.History) []string {
 // EdgeRoute and Service both existed: right after a refused push of the
 // route (S-NACKED), or any other (Q-NO-FLAP) unless the route or its
 // Service had just changed. An unanswered withdraw (the proxy down) is an
-// outage's, and not counted.
+// outage's, and not counted. Which Service a route named is what the check
+// wrote into its spec, not what the watch had shown by then: a controller
+// acts on an edit at once, and the harness's watch may show it later.
 func needlessWithdraws(h checks.History) (nacked, flaps []string) {
 	for i, e := range h.Proxy {
 		if e.Method != http.MethodDelete || e.Status == 0 {
 			continue
 		}
 		object := routeObject(h, e.Key.Name)
-		v, ok := routeAt(h, e.Key.Name, e.Received)
-		if !ok || serviceOf(v) == "" || !serviceAt(h, serviceOf(v), e.Received) {
+		services := servicesNamed(h, object, e.Received)
+		if !routeExists(h, e.Key.Name, e.Received) || len(services) == 0 {
 			continue
 		}
-		if edited := lastAction(h, object, e.Received, evidence.RouteEdited); edited.After(v.At) {
-			continue // its spec was changing: which Service it names is not known
+		gone := slices.ContainsFunc(services, func(s string) bool { return !serviceAt(h, s, e.Received) })
+		if gone {
+			continue // a Service it named, a moment ago or now, is missing
 		}
+		named := strings.Join(services, " and ")
 		prev := previousRequest(h.Proxy[:i], e.Key)
 		if prev != nil && prev.Method == http.MethodPut && prev.Status != 0 && !prev.ACKed() {
 			nacked = append(nacked, fmt.Sprintf("%s %s withdrawn (%s) right after the proxy refused its push at %s (%s), while the EdgeRoute and its Service %s exist",
-				clock(e.Received), object, e.Answer(), clock(prev.Answered), prev.Answer(), serviceOf(v)))
+				clock(e.Received), object, e.Answer(), clock(prev.Answered), prev.Answer(), named))
 			continue
 		}
 		since := e.Received.Add(-staleGrace)
-		svc := "Service " + h.Namespace + "/" + serviceOf(v)
-		if lastAction(h, object, e.Received).After(since) || lastAction(h, svc, e.Received).After(since) {
+		changed := lastAction(h, object, e.Received).After(since)
+		for _, s := range services {
+			changed = changed || lastAction(h, "Service "+h.Namespace+"/"+s, e.Received).After(since)
+		}
+		if changed {
 			continue // the controller may have acted on a view a moment old
 		}
-		flaps = append(flaps, fmt.Sprintf("%s %s withdrawn (%s) while the EdgeRoute (generation %d) and its Service %s exist, and neither had changed for %s",
-			clock(e.Received), object, e.Answer(), v.Generation, serviceOf(v), staleGrace))
+		flaps = append(flaps, fmt.Sprintf("%s %s withdrawn (%s) while the EdgeRoute and its Service %s exist, and neither had changed for %s",
+			clock(e.Received), object, e.Answer(), named, staleGrace))
 	}
 	return nacked, flaps
 }
 
-// routeAt returns the route's newest version seen at or before at, when it
-// surely existed then: seen on the watch, created by the check and not
-// deleted since (nor being deleted).
-func routeAt(h checks.History, name string, at time.Time) (checks.Version, bool) {
-	var v checks.Version
-	found := false
-	for _, x := range h.Versions {
-		if x.Name == name && !x.At.After(at) {
-			v, found = x, true
+// servicesNamed are the Services object's spec named, as the check wrote
+// it, at some moment of [at-staleGrace, at]: the controller may have acted
+// on any of them. None when the check wrote no spec of it.
+func servicesNamed(h checks.History, object string, at time.Time) []string {
+	var out []string
+	for _, s := range h.Specs {
+		if s.Object != object || s.At.After(at) {
+			continue
+		}
+		if s.At.Before(at.Add(-staleGrace)) {
+			out = out[:0]
+		}
+		if !slices.Contains(out, s.Service) {
+			out = append(out, s.Service)
 		}
 	}
-	if !found || v.Gone || v.Deleting {
-		return v, false
-	}
+	return out
+}
+
+// routeExists: route name surely existed at at: the check had created it
+// and not deleted it since, and the watch shows this incarnation neither
+// gone nor being deleted (as another controller's finalizer holds it).
+func routeExists(h checks.History, name string, at time.Time) bool {
 	object := routeObject(h, name)
 	born := lastAction(h, object, at, evidence.RouteCreated)
 	if born.IsZero() || lastAction(h, object, at, evidence.RouteDeleted).After(born) {
-		return v, false
+		return false
 	}
-	return v, true
+	var v *checks.Version
+	for i := range h.Versions {
+		if x := &h.Versions[i]; x.Name == name && !x.At.After(at) {
+			v = x
+		}
+	}
+	return v == nil || v.At.Before(born) || (!v.Gone && !v.Deleting)
 }
 
 // serviceAt: Service name surely existed at at: the watch had seen it
@@ -219,9 +244,3 @@ func routeObject(h checks.History, name string) string {
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }
-
-// serviceOf is the Service a version of an EdgeRoute names (spec.service).
-func serviceOf(v checks.Version) string {
-	s, _ := v.Spec["service"].(string)
-	return s
-}

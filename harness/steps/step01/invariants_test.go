@@ -45,7 +45,17 @@ func (s *story) service(sec float64, exists bool) *story {
 
 func (s *story) route(sec float64) *story {
 	s.action(sec, evidence.RouteCreated, "EdgeRoute ns/r")
+	s.h.Specs = append(s.h.Specs, checks.SpecWritten{At: s.at(sec), Object: "EdgeRoute ns/r", Service: "svc"})
 	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec + 0.01), Name: "r", Generation: 1, Spec: map[string]any{"service": "svc"}})
+	return s
+}
+
+// edit is the check editing r's spec at sec to name service (generation
+// gen), which its watch shows at seen.
+func (s *story) edit(sec float64, service string, gen int64, seen float64) *story {
+	s.action(sec, evidence.RouteEdited, "EdgeRoute ns/r")
+	s.h.Specs = append(s.h.Specs, checks.SpecWritten{At: s.at(sec), Object: "EdgeRoute ns/r", Service: service})
+	s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(seen), Name: "r", Generation: gen, Spec: map[string]any{"service": service}})
 	return s
 }
 
@@ -103,6 +113,14 @@ func TestNoWithdrawOfARouteThatStays(t *testing.T) {
 		{"its Service just created (a cache a moment old)", newStory().route(0).service(10, true).withdraw(10.02, 404), "", ""},
 		{"the EdgeRoute deleted", newStory().service(0, true).route(1).push(1.1, 1, 200).action(10, evidence.RouteDeleted, "EdgeRoute ns/r").withdraw(10.1, 204), "", ""},
 		{"during an outage (no answer)", newStory().service(0, true).route(1).push(1.1, 1, 200).withdraw(10, 0), "", ""},
+		{"after a NACK of an edit the watch shows later", newStory().service(0, true).route(1).push(1.1, 1, 200).
+			edit(10, "svc", 2, 10.5).push(10.01, 2, 409).withdraw(10.02, 204), "refused its push", ""},
+		{"after a NACK, before the watch showed the route", newStory().service(0, true).route(1).push(1.001, 1, 409).withdraw(1.002, 204),
+			"refused its push", ""},
+		{"after an edit to a missing Service", newStory().service(0, true).route(1).push(1.1, 1, 200).
+			edit(10, "nowhere", 2, 10.5).push(10.01, 1, 409).withdraw(10.02, 204), "", ""},
+		{"out of the blue, after an edit to a missing Service had been undone", newStory().service(0, true).route(1).push(1.1, 1, 200).
+			edit(10, "nowhere", 2, 10.1).edit(11, "svc", 3, 11.1).withdraw(20, 204), "", "withdrawn (204)"},
 		{"a NACK during an outage is none", newStory().service(0, true).route(1).push(1.1, 1, 200).push(10, 1, 0).withdraw(10.01, 204), "", "withdrawn (204)"},
 	}
 	for _, c := range cases {
