@@ -183,17 +183,21 @@ func workspaceFor(t *testing.T, dir string) []string {
 	return steptest.Workspace(t, root, dir)
 }
 
-func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, timeouts checks.Timeouts) (*report.Report, string) {
+func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, timeouts checks.Timeouts, with ...func(*Options)) (*report.Report, string) {
 	t.Helper()
 	selected, err := checks.Select(st.Checks, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep, err := Run(context.Background(), Options{
+	opts := Options{
 		Root: root, Step: st, StepDir: stepDir, Label: name, Checks: selected, FixedSeeds: true, // the grade's sequences
 		Backend: planes.acquire(t), Out: &out, GoEnv: workspaceFor(t, stepDir), Timeouts: timeouts,
-	})
+	}
+	for _, f := range with {
+		f(&opts)
+	}
+	rep, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
