@@ -50,7 +50,8 @@ var crdSchemaCheck = checks.Check{
 api/v1/edgeroute_types.go: controller-gen turns the markers into the CRD's schema, its
 printed columns and its subresources. After make check, read the CRD it generated
 (config/crd/bases/) beside the check's section, which lists the rules each field must
-carry; the kubebuilder book's page on CRD validation markers names them.`,
+carry. go tool controller-gen crd -ww, run in step01/, lists every marker it knows and
+what each does, with no network.`,
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
 status have separate writers, and RBAC on edgeroutes/status decides who may write status
