@@ -49,16 +49,19 @@ func generate(ctx context.Context, opts Options) (changed, cached bool, err erro
 	return !bytes.Equal(before, after), false, nil
 }
 
+// noDWARF links every binary the harness builds of the step's code (the
+// controller, the unit tests, the probes) without DWARF, which nothing
+// reads: stack traces come from the runtime's own tables. A link is most
+// of a rebuild, and this makes it a fifth faster.
+const noDWARF = "-ldflags=-w"
+
 // build compiles the step's cmd/ into the run directory. A binary linked
 // from the same compiled packages in an earlier run is reused (linkCached).
 func build(ctx context.Context, opts Options, dir string) (string, error) {
 	bin := filepath.Join(dir, "bin", "manager")
-	// -w: no DWARF, which nothing reads (stack traces come from the
-	// runtime's own tables); the link, most of a rebuild, is a fifth faster.
-	const ldflags = "-ldflags=-w"
 	env := append(os.Environ(), opts.GoEnv...)
-	_, err := linkCached(ctx, opts, "build", opts.StepDir, env, []string{"./cmd"}, "build "+ldflags+" ./cmd", bin, func() error {
-		cmd := exec.CommandContext(ctx, "go", "build", ldflags, "-o", bin, "./cmd")
+	_, err := linkCached(ctx, opts, "build", opts.StepDir, env, []string{"./cmd"}, "build "+noDWARF+" ./cmd", bin, func() error {
+		cmd := exec.CommandContext(ctx, "go", "build", noDWARF, "-o", bin, "./cmd")
 		cmd.Dir = opts.StepDir
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
@@ -216,7 +219,7 @@ func changedFiles(before, after map[string]string) []string {
 // Options.StageCache, then: a warm make check does not start the unit
 // tests' control plane again for nothing. A grade runs them always.
 func unitTests(ctx context.Context, opts Options) (cached bool, err error) {
-	args := []string{"test", "-v", "-run", opts.Step.UnitTests, opts.Step.UnitPackage}
+	args := []string{"test", "-v", noDWARF, "-run", opts.Step.UnitTests, opts.Step.UnitPackage}
 	if !opts.StageCache {
 		args = slices.Insert(args, 1, "-count=1")
 	}
@@ -257,7 +260,7 @@ var sandboxedBuildEnv = []string{"CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOPR
 func (r *run) sandboxedUnitTests(ctx context.Context) error {
 	opts, sb := r.opts, r.opts.Sandbox
 	bin := filepath.Join(r.dir, "bin", "unit.test")
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, opts.Step.UnitPackage)
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", noDWARF, "-o", bin, opts.Step.UnitPackage)
 	cmd.Dir = opts.StepDir
 	cmd.Env = append(append(os.Environ(), opts.GoEnv...), sandboxedBuildEnv...)
 	if out, err := cmd.CombinedOutput(); err != nil {

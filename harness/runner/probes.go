@@ -235,8 +235,8 @@ func (r *run) buildProbe(ctx context.Context, p checks.Probe) (bin, dir string, 
 	// most of this build on a warm run. Kept per probe file; a grade
 	// builds always.
 	kind := "probe-" + strings.TrimSuffix(p.File, ".go")
-	_, err = linkCached(ctx, opts, kind, opts.StepDir, env, []string{"-test", "-overlay", overlayFile, "./" + pkgRel}, "test -c -vet=off ./"+pkgRel, bin, func() error {
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-overlay", overlayFile, "-o", bin, "./"+pkgRel)
+	_, err = linkCached(ctx, opts, kind, opts.StepDir, env, []string{"-test", "-overlay", overlayFile, "./" + pkgRel}, "test -c -vet=off "+noDWARF+" ./"+pkgRel, bin, func() error {
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", noDWARF, "-overlay", overlayFile, "-o", bin, "./"+pkgRel)
 		cmd.Dir = opts.StepDir
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
