@@ -49,8 +49,8 @@ var crdSchemaCheck = checks.Check{
 	Direction: `Everything this check asks for is a kubebuilder marker on the types in
 api/v1/edgeroute_types.go: controller-gen turns the markers into the CRD's schema, its
 printed columns and its subresources. After make check, read the CRD it generated
-(config/crd/bases/) beside the check's section, which lists the rules each field must
-carry. go tool controller-gen crd -ww, run in step01/, lists every marker it knows and
+(config/crd/bases/) beside the rules each field must carry, which the TODO in that file
+lists. go tool controller-gen crd -ww, run in step01/, lists every marker it knows and
 what each does, with no network.`,
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
@@ -266,7 +266,8 @@ handlers controller-runtime offers (go doc sigs.k8s.io/controller-runtime/pkg/ha
 and ask which can compute an EdgeRoute's key from a Service that has no ownerReference;
 then how to find those EdgeRoutes without reading them all (q-find-routes; go doc
 sigs.k8s.io/controller-runtime/pkg/cache/cacheapi lists what the cache offers besides a
-read by name).`,
+read by name, and go doc sigs.k8s.io/controller-runtime/pkg/cluster.Cluster what the
+manager, which is one, hands your code).`,
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
