@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/10xdev/gw10/harness/words"
-
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
 	"github.com/10xdev/gw10/harness/proxy"
+	"github.com/10xdev/gw10/harness/words"
 )
 
 // The contract's clauses that hold at every event, checked over the whole
@@ -101,8 +100,7 @@ func needlessWithdraws(h checks.History) (nacked, flaps []string) {
 		if !routeExists(h, e.Key.Name, e.Received) || len(services) == 0 {
 			continue
 		}
-		gone := slices.ContainsFunc(services, func(s string) bool { return !serviceAt(h, s, e.Received) })
-		if gone {
+		if slices.ContainsFunc(services, func(s string) bool { return !serviceAt(h, s, e.Received) }) {
 			continue // a Service it named, a moment ago or now, is missing
 		}
 		named := strings.Join(services, " and ")
