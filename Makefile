@@ -33,7 +33,7 @@ REF ?=
 # MORE=1: where to look; MORE=2: its design, in words.
 ID ?=
 MORE ?=
-# make skeleton: overwrite uncommitted edits of the learner modules (step01/).
+# make skeleton, make sketch: overwrite uncommitted edits of the learner modules (step01/).
 FORCE ?=
 # make template: where the learner's copy goes (a new directory).
 TEMPLATE_OUT ?= ../gw10-learner
@@ -139,6 +139,10 @@ hint: $(GW10) ## What a check requires and the questions that lead to it (MORE=1
 .PHONY: diff
 diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what the learner changed; SUBMISSION=<path|URL> [REF=]: a learner's repository against the skeleton.
 	@$(GW10) diff --step "$$STEP" --view "$$VIEW" --submission "$$SUBMISSION" --ref "$$REF"
+
+.PHONY: sketch
+sketch: $(GW10) ## Save the card's sketch (docs/step01-sketch.go.txt) over step01's controller: the chapter's first task. Refuses to overwrite your uncommitted edits (FORCE=1 does).
+	@$(GW10) sketch --step "$$STEP" --force "$$FORCE"
 
 .PHONY: template
 template: $(GW10) ## Instructors: write a learner's copy of this checkout at UPSTREAM_REF (no solutions/, no answer key) to TEMPLATE_OUT, a new git repository.

@@ -69,7 +69,7 @@ func hostileValue(marker string) string {
 
 // TestMakeInputsAreData drives every target of the repository Makefile that
 // takes an input (make grade, gradebook, check, watch, diff, hint, bench, skeleton,
-// template, mutants) with hostile values: nothing a value spells may run, and each
+// sketch, template, mutants) with hostile values: nothing a value spells may run, and each
 // reaches gw10 verbatim as the one argument it names (issues 18 §1, 24).
 func TestMakeInputsAreData(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "pwned")
@@ -97,6 +97,7 @@ func TestMakeInputsAreData(t *testing.T) {
 			[]string{"bench", "--step", h, "--routes", h, "--repeat", h, "--out", "reports"}},
 		// A non-empty FORCE skips the check for uncommitted edits.
 		{"skeleton", []string{"FORCE=" + h}, []string{"skeleton"}},
+		{"sketch", []string{"STEP=" + h, "FORCE=" + h}, []string{"sketch", "--step", h, "--force", h}},
 		{"template", []string{"TEMPLATE_OUT=" + h, "UPSTREAM_REF=" + h}, []string{"template", "--out", h, "--ref", h}},
 		{"mutants", []string{"SAMPLE=" + h, "SEED=" + h, "ONLY=" + h}, []string{"mutants", "--sample", h, "--seed", h, "--only", h}},
 		{"proxy", []string{"PROXY_ADDR=" + h}, []string{"proxy", "--listen", h}},

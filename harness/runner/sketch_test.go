@@ -2,36 +2,28 @@ package runner
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/report"
+	"github.com/10xdev/gw10/harness/step"
 	"github.com/10xdev/gw10/harness/steps"
 	"github.com/10xdev/gw10/harness/testenv"
 )
 
-// chapterSketch is the Go block under the chapter's "First, run the card's
-// sketch": the code a learner saves over the controller first.
-func chapterSketch(t *testing.T, chapter string) string {
+// stepSketch is the card's sketch as the step ships it (make sketch saves
+// it over the controller): the code a learner runs first.
+func stepSketch(t *testing.T, st step.Step) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(chapter)))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(st.Sketch)))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the step's sketch: %v", err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## First, run the card's sketch\n")
-	if !ok {
-		t.Fatalf(`%s has no "## First, run the card's sketch"`, chapter)
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(sec)
-	if m == nil {
-		t.Fatal("the sketch section has no Go block")
-	}
-	return m[1]
+	return string(b)
 }
 
 // TestTheChaptersSketchPathPrintsWhatTheChapterSays follows the chapter's
@@ -48,8 +40,8 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	t.Parallel() // beside the package's other long runs (planes)
 	st := steps.Default()
 	dir := copyModule(t, filepath.Join(root, st.Dir))
-	ctrlFile := filepath.Join(dir, "internal", "controller", "edgeroute_controller.go")
-	sketch := chapterSketch(t, st.Chapter)
+	ctrlFile := filepath.Join(dir, filepath.FromSlash(st.SketchOver))
+	sketch := stepSketch(t, st)
 	write := func(src string) {
 		t.Helper()
 		if err := os.WriteFile(ctrlFile, []byte(src), 0o644); err != nil {
@@ -142,38 +134,56 @@ func TestTheChaptersSketchPathPrintsWhatTheChapterSays(t *testing.T) {
 	}
 	_, sec, _ := strings.Cut(string(b), "\n## First, run the card's sketch\n")
 	sec, _, _ = strings.Cut(sec, "\n## ")
-	for _, says := range []string{"`undefined: meta`", "`start controller`", "resources=services", "the checks run anyway"} {
+	for _, says := range []string{"make sketch", "`undefined: meta`", "`start controller`", "resources=services", "the checks run anyway"} {
 		if !strings.Contains(sec, says) {
 			t.Errorf("the chapter's first task does not say %s", says)
 		}
 	}
 }
 
-// TestTheChaptersSketchCommandSavesTheSketch: the command the chapter gives
-// to save its sketch over the controller writes exactly the sketch.
-func TestTheChaptersSketchCommandSavesTheSketch(t *testing.T) {
+// TestTheSketchIsTheCardsFitted: the sketch make sketch saves is the
+// card's code (docs/card.md) with only the fittings the chapter lists:
+// every line of the card's controller is in it but the three a fitting
+// replaced (the API's import path, the Programmer's type, SetupWithManager's
+// signature), and it adds no more lines than its fittings need.
+func TestTheSketchIsTheCardsFitted(t *testing.T) {
 	st := steps.Default()
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(st.Chapter)))
+	card, err := os.ReadFile(filepath.Join(root, "docs", "card.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := filepath.ToSlash(filepath.Join(st.Dir, "internal", "controller", "edgeroute_controller.go"))
-	var command string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "awk ") && strings.HasSuffix(line, " > "+target) {
-			command = strings.TrimSuffix(line, " > "+target)
+	// The card is one text block; its controller runs from "package
+	// controller" to the end of SetupWithManager.
+	m := regexp.MustCompile(`(?s)\n(package controller\n.*?Complete\(r\)\n})`).FindSubmatch(card)
+	if m == nil {
+		t.Fatal("docs/card.md holds no controller from package controller to SetupWithManager's Complete(r)")
+	}
+	lines := func(text string) map[string]bool {
+		set := map[string]bool{}
+		for _, l := range strings.Split(text, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				set[l] = true
+			}
+		}
+		return set
+	}
+	cardLines, sketchLines := lines(string(m[1])), lines(stepSketch(t, st))
+	var replaced, added []string
+	for l := range cardLines {
+		if !sketchLines[l] {
+			replaced = append(replaced, l)
 		}
 	}
-	if command == "" {
-		t.Fatalf("%s gives no awk command that saves its sketch over %s", st.Chapter, target)
+	for l := range sketchLines {
+		if !cardLines[l] {
+			added = append(added, l)
+		}
 	}
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", command, err)
-	}
-	if want := chapterSketch(t, st.Chapter); string(out) != want {
-		t.Errorf("%s writes %d bytes, not the chapter's sketch (%d bytes):\n%s", command, len(out), len(want), out)
+	slices.Sort(replaced)
+	slices.Sort(added)
+	// Added: the three replacements, the time and dataplane imports, the two
+	// fitted fields, the two RBAC markers, Named.
+	if len(replaced) > 3 || len(added) > 10 {
+		t.Errorf("%s is not the card's code with its fittings: it leaves out %d of the card's lines, adds %d\nleft out: %q\nadded: %q", st.Sketch, len(replaced), len(added), replaced, added)
 	}
 }

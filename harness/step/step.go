@@ -34,6 +34,10 @@ type Step struct {
 	// (questions and tasks no check needs), relative to the root; "" for
 	// none. Its questions' answers are in the chapter's answers file.
 	Further string
+	// Sketch is the card's sketch, fitted to the learner's module, relative
+	// to the root; SketchOver is the file of the module it replaces,
+	// relative to Dir (make sketch saves it there). "" for none.
+	Sketch, SketchOver string
 	// Reference is a page of library reference the chapter sends its
 	// questions to (controller-runtime's parts and their doc comments); ""
 	// if the chapter holds it all.

@@ -101,6 +101,9 @@ func checkHint(st step.Step, c checks.Check, questions []step.Question, more int
 		b.WriteString("\nThe chapter's questions that lead to it (make hint ID=<question> prints one):\n")
 		for _, q := range questions {
 			fmt.Fprintf(&b, "  %-22s %s\n", q.ID, q.Text)
+			if q.Doc != st.Chapter {
+				fmt.Fprintf(&b, "  %-22s (asked in %s#%s)\n", "", q.Doc, q.ID)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "\nWhat the check does: %s\n", st.DocAnchor(c.ID))

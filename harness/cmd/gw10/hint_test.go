@@ -19,8 +19,15 @@ func TestAHintTeachesTheDesignOnlyWhenAskedThrice(t *testing.T) {
 	st := step.Step{Chapter: "docs/step09.md"}
 	c := checks.Check{ID: "self-heal", Title: "flips", Hint: "creating a Service must flip the route",
 		Direction: "Read the handlers controller-runtime offers", LongHint: "Watch Services with a map function"}
-	qs := []step.Question{{ID: "q-owns", Text: "Which EdgeRoute does Owns() enqueue? (`self-heal`)", Answer: "docs/step09-answers.md#why"}}
+	qs := []step.Question{
+		{ID: "q-owns", Doc: "docs/step09.md", Text: "Which EdgeRoute does Owns() enqueue? (`self-heal`)", Answer: "docs/step09-answers.md#why"},
+		{ID: "q-later", Doc: "docs/step09-further.md", Text: "And after the checks pass? (`self-heal`)", Answer: "docs/step09-answers.md#why"},
+	}
 	first := checkHint(st, c, qs, 0)
+	// A question the chapter's second part asks says so: the learner would look for it in the chapter.
+	if !strings.Contains(first, "docs/step09-further.md#q-later") || strings.Contains(first, "docs/step09.md#q-owns") {
+		t.Errorf("the first hint must say where a question outside the chapter is asked, and only that one:\n%s", first)
+	}
 	if strings.Contains(first, c.LongHint) || strings.Contains(first, c.Direction) || !strings.Contains(first, c.Hint) ||
 		!strings.Contains(first, "q-owns") || !strings.Contains(first, "make hint ID=self-heal MORE=1") {
 		t.Errorf("the first hint must give the requirement and the questions, and neither the direction nor the design:\n%s", first)

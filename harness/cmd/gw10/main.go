@@ -35,6 +35,7 @@ func commands() map[string]command {
 		"watch":         {"run the checks again on every save of the step, on a control plane kept up between runs", runWatch},
 		"grade":         {"grade a submission's learner module in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", gradeCommand},
 		"gradebook":     {"grade a roster of submissions (--roster; each as grade does, those graded before by this grader skipped) into gradebook.csv and .html; merge <dirs>: the gradebook of grades made elsewhere", gradebookCommand},
+		"sketch":        {"save the card's sketch over the file of the learner's module it replaces (--force: over uncommitted edits too)", runSketch},
 		"skeleton":      {"regenerate each step's learner module from its solution (overwrites it)", runSkeleton},
 		"diff":          {"show the learner's module (--step, or --submission's at --ref) against the solution, or --against skeleton: what the learner changed", runDiff},
 		"template":      {"write a learner's copy of the workbook (no solutions/, no answer key) as a new git repository", runTemplate},

@@ -22,6 +22,8 @@ func Step() step.Step {
 		SolutionDir:    "solutions/step01",
 		SolutionModule: "github.com/10xdev/gw10/solutions/step01",
 		Chapter:        "docs/step01.md",
+		Sketch:         "docs/step01-sketch.go.txt",
+		SketchOver:     "internal/controller/edgeroute_controller.go",
 		Reference:      "docs/controller-runtime.md",
 		ChecksDoc:      "docs/step01-checks.md",
 		Further:        "docs/step01-further.md",
