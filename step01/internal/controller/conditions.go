@@ -15,15 +15,13 @@ import (
 type observation struct {
 	// serviceMissing: the target Service does not exist.
 	serviceMissing bool
-	// deleting: the EdgeRoute is being deleted (its deletionTimestamp is
-	// set; another finalizer holds it): its route is withdrawn, never pushed.
-	deleting bool
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
-	// withdrawErr is the data plane's answer to a withdraw, when the pass
-	// asked for one: nil once the proxy no longer holds the route.
-	withdrawErr error
+	// TODO(step01): What else must a pass observe, for conditionsFor to report the
+	// contract's other rows: an EdgeRoute being deleted while another
+	// controller's finalizer keeps it, and a withdraw the proxy refused
+	// or never answered? (contract: S-DELETED, ST-MESSAGE; checks: route-deleted, service-removed)
 }
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should

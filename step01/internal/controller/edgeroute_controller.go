@@ -35,7 +35,7 @@ type EdgeRouteReconciler struct {
 // every call. It must be idempotent and survive being called any number
 // of times in any order.
 func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// 1. Load the EdgeRoute; NotFound means it was deleted.
+	// Load the EdgeRoute; NotFound means it was deleted.
 	var er netv1.EdgeRoute
 	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -44,22 +44,22 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
 		return ctrl.Result{}, nil
 	}
-	// TODO(step01): 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
-	//    held by someone's finalizer)? And what may a pass do when it cannot tell?
-	//    (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
+	// TODO(step01): Observe ACTUAL state, into obs (an observation, conditions.go): does the
+	// target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
+	// held by someone's finalizer)? And what may a pass do when it cannot tell?
+	// (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
 
-	// TODO(step01): 3. Converge the data plane to what you observed, and keep its answer
-	//    in obs for the status: the contract's situation table says what the
-	//    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
-	//    (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	// TODO(step01): Converge the data plane to what you observed, and keep its answer
+	// in obs for the status: the contract's situation table says what the
+	// proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
+	// (checks: self-heal, service-removed, push-failure, restart-reconverge).
 
-	// TODO(step01): 4. Report status from obs (conditionsFor says which conditions):
-	//    every status a reader sees must be true (contract: ST-*).
-	//    Then return what this pass leaves undone: an error, which the queue
-	//    retries with backoff (contract: Q-BACKOFF)
-	//    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
-	//    sequences).
+	// TODO(step01): Report status from obs (conditionsFor says which conditions):
+	// every status a reader sees must be true (contract: ST-*).
+	// Then return what this pass leaves undone: an error, which the queue
+	// retries with backoff (contract: Q-BACKOFF)
+	// (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
+	// sequences).
 	return ctrl.Result{}, nil
 }
 

@@ -15,15 +15,21 @@ import (
 type observation struct {
 	// serviceMissing: the target Service does not exist.
 	serviceMissing bool
-	// deleting: the EdgeRoute is being deleted (its deletionTimestamp is
-	// set; another finalizer holds it): its route is withdrawn, never pushed.
-	deleting bool
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
+	//gw10:begin observation
+	//gw10:todo What else must a pass observe, for conditionsFor to report the
+	//gw10:todo contract's other rows: an EdgeRoute being deleted while another
+	//gw10:todo controller's finalizer keeps it, and a withdraw the proxy refused
+	//gw10:todo or never answered? (contract: S-DELETED, ST-MESSAGE; checks: route-deleted, service-removed)
+	// deleting: the EdgeRoute is being deleted (its deletionTimestamp is
+	// set; another finalizer holds it): its route is withdrawn, never pushed.
+	deleting bool
 	// withdrawErr is the data plane's answer to a withdraw, when the pass
 	// asked for one: nil once the proxy no longer holds the route.
 	withdrawErr error
+	//gw10:end
 }
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should

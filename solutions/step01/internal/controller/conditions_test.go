@@ -101,6 +101,18 @@ func TestConditionsFor(t *testing.T) {
 			},
 		},
 		{
+			name: "a push the proxy was too busy to take is refused like any NACK",
+			obs:  observation{pushErr: busy},
+			want: []wantCondition{
+				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, msg: "busy"},
+			},
+		},
+		//gw10:begin conditions-rows
+		//gw10:todo Rows of your own for the rows of the contract these leave out: a
+		//gw10:todo withdraw that failed, and an EdgeRoute being deleted, with and
+		//gw10:todo without its withdraw answered (docs/step01.md#the-status-contract).
+		{
 			name: "a missing Service whose withdraw failed does not say withdrawn",
 			obs:  observation{serviceMissing: true, withdrawErr: busy},
 			want: []wantCondition{
@@ -124,6 +136,7 @@ func TestConditionsFor(t *testing.T) {
 				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonDeleting, msg: "data plane unreachable", notMsg: "withdrawn"},
 			},
 		},
+		//gw10:end
 		{
 			name: "a missing Service wins over a stale push error",
 			obs:  observation{serviceMissing: true, pushErr: nack},

@@ -49,7 +49,7 @@ type EdgeRouteReconciler struct {
 // every call. It must be idempotent and survive being called any number
 // of times in any order.
 func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// 1. Load the EdgeRoute; NotFound means it was deleted.
+	// Load the EdgeRoute; NotFound means it was deleted.
 	var er netv1.EdgeRoute
 	if err := r.Get(ctx, req.NamespacedName, &er); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -67,10 +67,10 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		//gw10:end
 	}
 	//gw10:begin observe
-	//gw10:todo 2. Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//gw10:todo    target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
-	//gw10:todo    held by someone's finalizer)? And what may a pass do when it cannot tell?
-	//gw10:todo    (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
+	//gw10:todo Observe ACTUAL state, into obs (an observation, conditions.go): does the
+	//gw10:todo target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
+	//gw10:todo held by someone's finalizer)? And what may a pass do when it cannot tell?
+	//gw10:todo (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
 	// 2. Observe ACTUAL state: does the target Service exist? And is the
 	// EdgeRoute being deleted (held by another's finalizer)?
 	obs := observation{deleting: !er.DeletionTimestamp.IsZero()}
@@ -85,10 +85,10 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin converge
-	//gw10:todo 3. Converge the data plane to what you observed, and keep its answer
-	//gw10:todo    in obs for the status: the contract's situation table says what the
-	//gw10:todo    proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
-	//gw10:todo    (checks: self-heal, service-removed, push-failure, restart-reconverge).
+	//gw10:todo Converge the data plane to what you observed, and keep its answer
+	//gw10:todo in obs for the status: the contract's situation table says what the
+	//gw10:todo proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
+	//gw10:todo (checks: self-heal, service-removed, push-failure, restart-reconverge).
 	// 3. Converge: program the data plane for THIS route (idempotent), or
 	// withdraw it while its Service is missing or it is being deleted.
 	if obs.serviceMissing || obs.deleting {
@@ -99,12 +99,12 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	//gw10:end
 
 	//gw10:begin report
-	//gw10:todo 4. Report status from obs (conditionsFor says which conditions):
-	//gw10:todo    every status a reader sees must be true (contract: ST-*).
-	//gw10:todo    Then return what this pass leaves undone: an error, which the queue
-	//gw10:todo    retries with backoff (contract: Q-BACKOFF)
-	//gw10:todo    (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
-	//gw10:todo    sequences).
+	//gw10:todo Report status from obs (conditionsFor says which conditions):
+	//gw10:todo every status a reader sees must be true (contract: ST-*).
+	//gw10:todo Then return what this pass leaves undone: an error, which the queue
+	//gw10:todo retries with backoff (contract: Q-BACKOFF)
+	//gw10:todo (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
+	//gw10:todo sequences).
 	//gw10:stub return ctrl.Result{}, nil
 	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
