@@ -46,9 +46,12 @@ func solutionRegionLines(t *testing.T, root string) map[string]bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, rl := range regions {
+		for rel, rl := range regions {
+			// A line the skeleton has outside its TODOs (a table row's
+			// shape, say) gives nothing away.
+			given, _ := os.ReadFile(filepath.Join(root, st.Dir, filepath.FromSlash(rel)))
 			for _, l := range rl {
-				if len(l) >= 30 {
+				if len(l) >= 30 && !strings.Contains(string(given), l) {
 					lines[l] = true
 				}
 			}
