@@ -23,10 +23,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"golang.org/x/mod/modfile"
@@ -123,6 +125,23 @@ func enqueuedPriority(t *testing.T, h handler.EventHandler, send func(handler.Ev
 }
 
 var libraryFacts = []libraryFact{
+	{
+		name: "a manager is a cluster.Cluster: its client, cache and field indexer are that interface's",
+		stated: map[factDoc][]string{
+			referenceDoc: {"A manager is a `cluster.Cluster`", "`GetFieldIndexer`"},
+		},
+		holds: func(t *testing.T) {
+			m, c := reflect.TypeFor[manager.Manager](), reflect.TypeFor[cluster.Cluster]()
+			if !m.Implements(c) {
+				t.Fatal("manager.Manager is not a cluster.Cluster")
+			}
+			for _, name := range []string{"GetClient", "GetCache", "GetFieldIndexer"} {
+				if _, ok := c.MethodByName(name); !ok {
+					t.Errorf("cluster.Cluster has no method %s", name)
+				}
+			}
+		},
+	},
 	{
 		name: "a controller's default queue is controller-runtime's priority queue",
 		stated: map[factDoc][]string{

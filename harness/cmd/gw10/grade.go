@@ -106,8 +106,7 @@ func (gr gradeRun) run(ctx context.Context, f checkFlags) error {
 		fmt.Printf("gw10: UNSANDBOXED, NOT AN OFFICIAL GRADE: learner code runs as this user (%s)\n", sandboxed.Reason)
 	}
 	g := tree.Grading
-	fmt.Printf("gw10: grading %s/ of %s at %s (%.12s) in the upstream at %s (%.12s)\n",
-		f.step, report.Inline(g.Submission.Repository), report.Inline(g.Submission.Ref), g.Submission.Commit, report.Inline(g.Upstream.Ref), g.Upstream.Commit)
+	fmt.Println(gradingHeader(f.step, g))
 	if sb != nil {
 		fmt.Printf("gw10: learner code runs in the sandbox as %s\n", sb.User())
 	}
@@ -213,4 +212,16 @@ func gradeTree(ctx context.Context, f checkFlags, tree *grade.Tree, lc gradeLear
 		opts.UnitTestsAlways = true
 	}
 	return runner.Run(ctx, opts)
+}
+
+// gradingHeader is a grade's first line: what it grades, and in which
+// upstream. A feedback run on a working tree says there that the learner's
+// uncommitted changes are graded too.
+func gradingHeader(step string, g report.Grading) string {
+	uncommitted := ""
+	if g.Submission.Uncommitted {
+		uncommitted = ", with its uncommitted changes,"
+	}
+	return fmt.Sprintf("gw10: grading %s/ of %s at %s (%.12s)%s in the upstream at %s (%.12s)",
+		step, report.Inline(g.Submission.Repository), report.Inline(g.Submission.Ref), g.Submission.Commit, uncommitted, report.Inline(g.Upstream.Ref), g.Upstream.Commit)
 }

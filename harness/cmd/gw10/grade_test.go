@@ -216,3 +216,19 @@ func TestATamperedSubmissionGetsItsOwnGrade(t *testing.T) {
 		t.Errorf("JUnit: points %q and %d failures; JSON: %d points", r.property("points"), r.junit.Failures, s.Points)
 	}
 }
+
+// TestAGradesFirstLineSaysUncommittedChangesAreGraded: a learner's feedback
+// run grades the working tree; its first line says so, not only its last.
+func TestAGradesFirstLineSaysUncommittedChangesAreGraded(t *testing.T) {
+	g := report.Grading{
+		Submission: report.Revision{Repository: "/tmp/learner", Ref: "HEAD", Commit: "d51964570ef1aa", Uncommitted: true},
+		Upstream:   report.Revision{Ref: "HEAD", Commit: "d51964570ef1aa"},
+	}
+	if got := gradingHeader("step01", g); !strings.Contains(got, "at HEAD (d51964570ef1), with its uncommitted changes, in the upstream") {
+		t.Errorf("first line of a grade of a working tree with edits: %q", got)
+	}
+	g.Submission.Uncommitted = false
+	if got := gradingHeader("step01", g); strings.Contains(got, "uncommitted") {
+		t.Errorf("first line of a grade of a clean tree: %q", got)
+	}
+}
