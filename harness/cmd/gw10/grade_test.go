@@ -224,11 +224,11 @@ func TestAGradesFirstLineSaysUncommittedChangesAreGraded(t *testing.T) {
 		Submission: report.Revision{Repository: "/tmp/learner", Ref: "HEAD", Commit: "d51964570ef1aa", Uncommitted: true},
 		Upstream:   report.Revision{Ref: "HEAD", Commit: "d51964570ef1aa"},
 	}
-	if got := gradingHeader("step01", g); !strings.Contains(got, "at HEAD (d51964570ef1), with its uncommitted changes, in the upstream") {
+	if got := gradingHeader("stepX", g); !strings.Contains(got, "at HEAD (d51964570ef1), with its uncommitted changes, in the upstream") {
 		t.Errorf("first line of a grade of a working tree with edits: %q", got)
 	}
 	g.Submission.Uncommitted = false
-	if got := gradingHeader("step01", g); strings.Contains(got, "uncommitted") {
+	if got := gradingHeader("stepX", g); strings.Contains(got, "uncommitted") {
 		t.Errorf("first line of a grade of a clean tree: %q", got)
 	}
 }

@@ -607,7 +607,7 @@ var quiescentCheck = checks.Check{
 	SeedRef: "Discussion: Reconcile must be idempotent",
 	Points:  10,
 	Clauses: []string{ClauseQuiet, ClauseNoChurn, ClauseNoPoll},
-	Hint:    "once converged, a controller left alone (or poked with a change that matters to no route) must write no status and run no reconcile",
+	Hint:    "once converged, a controller left alone must write no status and run no reconcile; poked with a change that matters to no route, it may run a pass, which must write no status",
 	Direction: `Run one pass of your code over a world that has not changed, in your head: does it
 write, push, requeue? Every write is an event that runs another pass, and every requeue
 runs one later.`,
