@@ -117,7 +117,7 @@ check: $(CHECK_GW10) ## Run the acceptance checks against STEP (default step01) 
 
 .PHONY: watch
 watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept up between runs; Ctrl-C stops).
-	@set -f; $(GW10) watch --step "$$STEP" $$CHECK_FLAGS
+	@set -f; exec $(GW10) watch --step "$$STEP" $$CHECK_FLAGS
 
 .PHONY: grade
 grade: $(CHECK_GW10) ## Grade SUBMISSION=<path|URL|bundle> [SUBMISSION_REF=] [GRADE_OUT=reports] with this checkout's harness (none: feedback on step01/).
@@ -159,9 +159,11 @@ skeleton: $(GW10) ## Regenerate every step's learner module (step01/) from its s
 mutants: $(GW10) ## Maintainers: score the checks against mutants generated in the solution's regions (SAMPLE=N SEED=S ONLY=key,…; up to a minute each).
 	@$(GW10) mutants --sample "$${SAMPLE:-0}" --seed "$${SEED:-1}" --only "$${ONLY:-}"
 
+# exec: the proxy is make's child itself, not a shell's, so the SIGTERM make
+# passes its children on (kill <make's pid>) stops it too.
 .PHONY: proxy
 proxy: $(GW10) ## Run the stand-in proxy on 127.0.0.1:9901 for the hand-run tasks (a table that outlives the controller; Ctrl-C stops it). PROXY_ADDR=127.0.0.1:9902: another address.
-	@$(GW10) proxy --listen "$$PROXY_ADDR"
+	@exec $(GW10) proxy --listen "$$PROXY_ADDR"
 
 .PHONY: cluster-up
 cluster-up: $(GW10) ## Start the dev control plane in the background; prints the KUBECONFIG to export.

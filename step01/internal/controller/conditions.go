@@ -44,7 +44,9 @@ func conditionsFor(obs observation) []metav1.Condition {
 	return nil
 }
 
-// withdrawal says why the route is out of the data plane, or, when the
+// withdrawal is the message of a condition whose route was withdrawn: why
+// (the situation, as a reader would put it: "the EdgeRoute is being
+// deleted"), then that the route is out of the data plane, or, when the
 // withdraw failed, that it may still be served.
 func withdrawal(why string, withdrawErr error) string {
 	if withdrawErr != nil {
@@ -64,8 +66,9 @@ func refusalOf(err error) string {
 }
 
 // setCondition sets c on the EdgeRoute (meta.SetStatusCondition), stamped
-// with the generation it describes.
-func setCondition(er *netv1.EdgeRoute, c metav1.Condition) {
+// with the generation it describes, and says whether that changed the
+// EdgeRoute's conditions.
+func setCondition(er *netv1.EdgeRoute, c metav1.Condition) (changed bool) {
 	c.ObservedGeneration = er.Generation
-	meta.SetStatusCondition(&er.Status.Conditions, c)
+	return meta.SetStatusCondition(&er.Status.Conditions, c)
 }

@@ -68,7 +68,8 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	// TODO(step01): Reconcile the EdgeRoutes that name a Service whenever that Service is
 	// created or deleted (contract: Q-FANOUT; checks: self-heal, service-removed,
-	// restart-reconverge).
+	// restart-reconverge). Its updates may wake them too, or not: a pass woken
+	// for nothing must change nothing (check: quiescent).
 	// Then make a deletion reach the data plane even when it happened while
 	// the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	return ctrl.NewControllerManagedBy(mgr).

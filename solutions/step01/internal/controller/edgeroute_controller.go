@@ -136,7 +136,8 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 	//gw10:begin watch
 	//gw10:todo Reconcile the EdgeRoutes that name a Service whenever that Service is
 	//gw10:todo created or deleted (contract: Q-FANOUT; checks: self-heal, service-removed,
-	//gw10:todo restart-reconverge).
+	//gw10:todo restart-reconverge). Its updates may wake them too, or not: a pass woken
+	//gw10:todo for nothing must change nothing (check: quiescent).
 	//gw10:todo Then make a deletion reach the data plane even when it happened while
 	//gw10:todo the controller was stopped (check: deleted-while-down; see the last TODO of this file).
 	//gw10:stub return ctrl.NewControllerManagedBy(mgr).
