@@ -167,7 +167,7 @@ func (h *HTTP) Routes(ctx context.Context) ([]types.NamespacedName, error) {
 	for k := range table {
 		ns, name, err := cache.SplitMetaNamespaceKey(k)
 		if err != nil || ns == "" || name == "" {
-			logr.FromContextOrDiscard(ctx).Info("data plane: skipping a key of the route table that is not namespace/name", "key", k)
+			logr.FromContextOrDiscard(ctx).WithName("dataplane").Info("data plane: skipping a key of the route table that is not namespace/name", "key", k)
 			continue
 		}
 		keys = append(keys, types.NamespacedName{Namespace: ns, Name: name})
@@ -203,14 +203,15 @@ func (h *HTTP) doQuery(ctx context.Context, method string, key types.NamespacedN
 // logAnswer logs a push or a withdraw with the proxy's answer (ok when it
 // succeeded, else the error) on the logger
 // controller-runtime puts in each reconcile's context (the controller, the
-// EdgeRoute, the reconcileID), so that make run's log shows every request
-// the proxy was sent, as the logging data plane's does.
+// EdgeRoute, the reconcileID), named "dataplane" as the logging data
+// plane's is, so that make run's log shows every request the proxy was sent
+// under the same name.
 func logAnswer(ctx context.Context, msg, ok string, key types.NamespacedName, err error, keysAndValues ...any) {
 	answer := ok
 	if err != nil {
 		answer = err.Error()
 	}
-	logr.FromContextOrDiscard(ctx).Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
+	logr.FromContextOrDiscard(ctx).WithName("dataplane").Info(msg, append([]any{"route", key.String(), "answer", answer}, keysAndValues...)...)
 }
 
 // nackFrom reads a refusal: its reason from the answer's "reason" field,

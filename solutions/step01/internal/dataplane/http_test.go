@@ -266,7 +266,8 @@ func TestRoutesFailsOnAnErrorOrATableItCannotRead(t *testing.T) {
 }
 
 // TestEveryPushAndWithdrawIsLoggedWithItsAnswer: make run's log shows each
-// request the proxy was sent, on the logger of the reconcile's context.
+// request the proxy was sent, on the logger of the reconcile's context,
+// named "dataplane" as the logging data plane's logger is.
 func TestEveryPushAndWithdrawIsLoggedWithItsAnswer(t *testing.T) {
 	refuse := false
 	srv := httptest.NewServer(heldRoute(t, "uid-3", func(w http.ResponseWriter, r *http.Request) {
@@ -280,7 +281,12 @@ func TestEveryPushAndWithdrawIsLoggedWithItsAnswer(t *testing.T) {
 	defer srv.Close()
 	h, _ := NewHTTP(srv.URL, time.Second)
 	var lines []string
-	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}))
+	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) {
+		if prefix != "dataplane" {
+			t.Errorf("logged under the name %q, want \"dataplane\": %s", prefix, args)
+		}
+		lines = append(lines, args)
+	}, funcr.Options{}))
 	_ = h.Program(ctx, route())
 	_ = h.Remove(ctx, types.NamespacedName{Namespace: "shop", Name: "web"})
 	refuse = true
