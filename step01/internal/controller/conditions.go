@@ -26,11 +26,9 @@ type observation struct {
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should
 // carry after a pass that observed obs. It is pure, so it is table-tested.
-//
-//	Service missing      Accepted=False ServiceNotFound  Programmed=False NotAccepted
-//	being deleted        Accepted as the Service says     Programmed=False Deleting
-//	push ACKed           Accepted=True  Valid            Programmed=True  Synced
-//	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK's reason)
+// What each situation must report is the chapter's table
+// (docs/step01.md#the-status-contract); docs/contract.md states it clause by
+// clause.
 //
 // Every message is a function of what was observed, never an error's text
 // (the chapter's q-nack-message asks why): a refusal's message is what
@@ -38,7 +36,7 @@ type observation struct {
 // The error, with every detail, belongs in the log.
 func conditionsFor(obs observation) []metav1.Condition {
 	// TODO(step01): Return the Accepted and Programmed conditions for obs, following the
-	// status contract in the comment above (checks: missing-service,
+	// status contract's table (checks: missing-service,
 	// self-heal, service-removed, push-failure). Messages must not carry an
 	// error's text: refusalOf says what a refusal may put in one.
 	return nil

@@ -34,11 +34,9 @@ type observation struct {
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should
 // carry after a pass that observed obs. It is pure, so it is table-tested.
-//
-//	Service missing      Accepted=False ServiceNotFound  Programmed=False NotAccepted
-//	being deleted        Accepted as the Service says     Programmed=False Deleting
-//	push ACKed           Accepted=True  Valid            Programmed=True  Synced
-//	push NACKed          Accepted=True  Valid            Programmed=False PushFailed (message: the NACK's reason)
+// What each situation must report is the chapter's table
+// (docs/step01.md#the-status-contract); docs/contract.md states it clause by
+// clause.
 //
 // Every message is a function of what was observed, never an error's text
 // (the chapter's q-nack-message asks why): a refusal's message is what
@@ -47,7 +45,7 @@ type observation struct {
 func conditionsFor(obs observation) []metav1.Condition {
 	//gw10:begin conditions
 	//gw10:todo Return the Accepted and Programmed conditions for obs, following the
-	//gw10:todo status contract in the comment above (checks: missing-service,
+	//gw10:todo status contract's table (checks: missing-service,
 	//gw10:todo self-heal, service-removed, push-failure). Messages must not carry an
 	//gw10:todo error's text: refusalOf says what a refusal may put in one.
 	//gw10:stub return nil
