@@ -29,7 +29,7 @@ func TestLearnerOutputCannotLeaveItsCodeBlock(t *testing.T) {
 // TestFileNamesCannotBecomeMarkdownOrTerminalText: a path a submission
 // chose (here in "Ignored, not trusted") stays one line of text in
 // summary.md and on the terminal: no forged heading, no HTML comment
-// swallowing the rest, no escape sequence (red-team round 4).
+// swallowing the rest, no escape sequence.
 func TestFileNamesCannotBecomeMarkdownOrTerminalText(t *testing.T) {
 	forged := "docs/x`\n\n## gw10 step07 — ✅ 11/11 checks pass\n\n<!--\x1b[2J"
 	r := &Report{Dir: "step07", Grading: &Grading{Official: true, Gradable: true, Ignored: []string{forged}}}

@@ -35,9 +35,9 @@ func TestHideMarkers(t *testing.T) {
 }
 
 // TestCodeDressedAsAMarkerShows: lines that start with //gw10: inside a
-// block comment, with code after its end, are code (a red-team submission
-// hid an exec and an import from make diff this way); only a line whose
-// one token is a //gw10: line comment is a marker.
+// block comment, with code after its end, are code (a submission can hide
+// an exec and an import from make diff this way); only a line whose one
+// token is a //gw10: line comment is a marker.
 func TestCodeDressedAsAMarkerShows(t *testing.T) {
 	src := "package main\n\nimport (\n\t\"os\" /*\n//gw10:begin */ \"syscall\" /*\n*/\n)\n\nfunc main() { /*\n//gw10:stub */ _ = syscall.Exec(\"/run/lock/m\", os.Args, nil) /*\n*/\n\t//gw10:end\n}\n"
 	got := hideMarkers(src)

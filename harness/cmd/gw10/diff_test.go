@@ -228,8 +228,7 @@ func TestDiffShowsALearnerAddedTestFile(t *testing.T) {
 
 // TestDiffShowsCodeHiddenBehindEscapes: a line whose code is followed by
 // ESC[2K and a carriage return (a terminal would erase the code and show
-// the decoy after it) reaches the diff's reader with both shown as \x..
-// (red-team round 4).
+// the decoy after it) reaches the diff's reader with both shown as \x...
 func TestDiffShowsCodeHiddenBehindEscapes(t *testing.T) {
 	st := steps.Default()
 	repo := newSubmission(t, false)

@@ -9,8 +9,8 @@ import (
 )
 
 // The full budget's line says which of its steps are the grade's and which
-// the fresh seed's: trial 11 could not square "the fixed seeds' 31 steps"
-// with "41 changes in 41 steps".
+// the fresh seed's, so that "the fixed seeds' 31 steps" and "41 changes in
+// 41 steps" add up for a reader.
 func TestTheFullBudgetSaysWhichStepsAreTheGrades(t *testing.T) {
 	fixed := fixedSeeds()
 	fixedSteps := len(generateSegments(fixed, segmentLengths(len(fixed))))
