@@ -42,7 +42,8 @@ func conditionsFor(obs observation) []metav1.Condition {
 	return nil
 }
 
-// withdrawal is the message of a condition whose route was withdrawn: why
+// withdrawal is the message of a condition whose route was withdrawn
+// (Programmed's, for a missing Service and for a deletion): why
 // (the situation, as a reader would put it: "the EdgeRoute is being
 // deleted"), then that the route is out of the data plane, or, when the
 // withdraw failed, that it may still be served.
