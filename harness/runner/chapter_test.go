@@ -161,10 +161,10 @@ func prose(text string) string {
 // reword the claim, or add the mutant that proves it.
 func TestTheChaptersClaimsAreBackedByMutants(t *testing.T) {
 	st := steps.Default()
-	// The chapter and its answers (a file of their own, so that a terminal
-	// reader does not meet them first) make claims alike.
+	// The chapter and its answers (pages of their own, so that a reader
+	// meets no answer before its question) make claims alike.
 	var docs []chapterDoc
-	for _, name := range append(st.ChapterParts(), step.AnswersOf(st.Chapter)) {
+	for _, name := range append(st.ChapterParts(), answerPages(t, st)...) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
@@ -344,25 +344,29 @@ func TestEveryChapterQuestionHasAnAnswer(t *testing.T) {
 // chapterDoc is one Markdown file of a chapter: its name and text.
 type chapterDoc struct{ name, text string }
 
+// answerPages lists the pages of the step's answers, relative to the root.
+func answerPages(t *testing.T, st step.Step) []string {
+	t.Helper()
+	pages, err := step.AnswerPages(root, st.Chapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages
+}
+
 // TestTheChaptersAnswersAreLinkedNotPrinted: the chapter's explanations live
-// in a file of their own, so that a reader of the chapter in a terminal
-// (where an HTML fold prints in full) meets each question before its
-// answer. The chapter holds no fold; each of its links into the answers
-// names an anchor there, and every answer is linked from the chapter.
+// on pages of their own, one for each set of questions, so that a reader of
+// the chapter in a terminal (where an HTML fold prints in full) meets each
+// question before its answer, and reading one answer shows no other. The
+// chapter holds no fold; each of its links into the answers names a page
+// there, and every page is linked from the chapter.
 func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 	st := steps.Default()
-	answers, err := os.ReadFile(filepath.Join(root, step.AnswersOf(st.Chapter)))
-	if err != nil {
-		t.Fatalf("the chapter's answers: %v", err)
+	anchors := map[string]bool{} // the pages, by name
+	for _, p := range answerPages(t, st) {
+		anchors[filepath.Base(p)] = true
 	}
-	anchors := map[string]bool{}
-	for _, m := range regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`).FindAllStringSubmatch(string(answers), -1) {
-		anchors[m[1]] = true
-	}
-	if len(anchors) == 0 {
-		t.Fatalf("%s anchors no answer", step.AnswersOf(st.Chapter))
-	}
-	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(step.AnswersOf(st.Chapter))) + `#([a-z0-9-]+)\)`)
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(filepath.Base(step.AnswersOf(st.Chapter))) + `/([a-z0-9-]+\.md)\)`)
 	linked := map[string]bool{}
 	for _, part := range st.ChapterParts() {
 		doc, err := os.ReadFile(filepath.Join(root, part))
@@ -375,13 +379,13 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 		for _, m := range linkRE.FindAllStringSubmatch(string(doc), -1) {
 			linked[m[1]] = true
 			if !anchors[m[1]] {
-				t.Errorf("%s links to %s#%s, which has no such anchor", part, step.AnswersOf(st.Chapter), m[1])
+				t.Errorf("%s links to %s/%s, which is no page", part, step.AnswersOf(st.Chapter), m[1])
 			}
 		}
 	}
 	for a := range anchors {
 		if !linked[a] {
-			t.Errorf("%s#%s is linked from nowhere in %v", step.AnswersOf(st.Chapter), a, st.ChapterParts())
+			t.Errorf("%s/%s is linked from nowhere in %v", step.AnswersOf(st.Chapter), a, st.ChapterParts())
 		}
 	}
 }
@@ -400,7 +404,7 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 	testenv.Long(t, "runs go doc")
 	st := steps.Default()
 	seen := 0
-	for _, name := range append(st.ChapterParts(), step.AnswersOf(st.Chapter)) {
+	for _, name := range append(st.ChapterParts(), answerPages(t, st)...) {
 		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)

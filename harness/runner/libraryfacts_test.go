@@ -58,18 +58,34 @@ const (
 	guideDoc                    // the instructors' guide
 )
 
-// path is the doc's file, relative to the root.
-func (d factDoc) path() string {
+// read is the doc's name, relative to the root, and its text (the answers:
+// every page of them).
+func (d factDoc) read(t *testing.T) (string, string) {
+	t.Helper()
+	var files []string
 	switch d {
 	case chapterText:
-		return steps.Default().Chapter
+		files = []string{steps.Default().Chapter}
 	case referenceDoc:
-		return steps.Default().Reference
+		files = []string{steps.Default().Reference}
 	case answersDoc:
-		return step.AnswersOf(steps.Default().Chapter)
+		files = answerPages(t, steps.Default())
 	default:
-		return filepath.Join("docs", "instructors.md")
+		files = []string{filepath.Join("docs", "instructors.md")}
 	}
+	var text strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(b)
+		text.WriteString("\n")
+	}
+	if d == answersDoc {
+		return step.AnswersOf(steps.Default().Chapter), text.String()
+	}
+	return files[0], text.String()
 }
 
 // defaultController is a controller built as the builder builds one
@@ -337,12 +353,8 @@ func TestTheChaptersLibraryFactsHold(t *testing.T) {
 	for _, f := range libraryFacts {
 		t.Run(f.name, func(t *testing.T) {
 			for doc, phrases := range f.stated {
-				file := doc.path()
-				text, err := os.ReadFile(filepath.Join(root, file))
-				if err != nil {
-					t.Fatal(err)
-				}
-				flat := strings.Join(strings.Fields(string(text)), " ")
+				file, text := doc.read(t)
+				flat := strings.Join(strings.Fields(text), " ")
 				for _, p := range phrases {
 					if !strings.Contains(flat, p) {
 						t.Errorf("%s does not say %q: say it there, or change this fact's phrases", file, p)

@@ -14,9 +14,10 @@ type Question struct {
 	ID   string
 	Doc  string // the chapter's file that asks it, relative to the root
 	Text string // the question as the chapter asks it, comments and anchor left out
-	// Answer is where the chapter's answers file explains it
-	// ("docs/step01-answers.md#why-…"); "" when the chapter links none
-	// after it (the learner's own run or timeline answers it).
+	// Answer is the page of the chapter's answers that explains it
+	// ("docs/step01-answers/nothing-wakes-the-route.md"); "" when the
+	// chapter links none after it (the learner's own run or timeline
+	// answers it).
 	Answer string
 }
 
@@ -25,17 +26,36 @@ var (
 	commentRE  = regexp.MustCompile(`<!--.*?-->`)
 )
 
-// AnswersOf is the file a chapter's answers live in, relative to the root:
-// docs/step07.md's are in docs/step07-answers.md.
+// AnswersOf is the directory a chapter's answers live in, relative to the
+// root, a page for each set of questions so that reading one answer shows
+// no other: docs/step07.md's are in docs/step07-answers/.
 func AnswersOf(chapter string) string {
-	return strings.TrimSuffix(chapter, ".md") + "-answers.md"
+	return strings.TrimSuffix(chapter, ".md") + "-answers"
+}
+
+// AnswerPages lists the pages of the chapter's answers, relative to the
+// root, in name order.
+func AnswerPages(root, chapter string) ([]string, error) {
+	dir := AnswersOf(chapter)
+	matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(dir), "*.md"))
+	if err != nil {
+		return nil, fmt.Errorf("listing the chapter's answers: %w", err)
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("the chapter's answers: no page in %s", dir)
+	}
+	pages := make([]string, 0, len(matches))
+	for _, m := range matches {
+		pages = append(pages, dir+"/"+filepath.Base(m))
+	}
+	return pages, nil
 }
 
 // Questions reads the questions of one part of a chapter; part is its path
-// relative to the workbook root, answers the path of the chapter's answers
-// file (AnswersOf the chapter's first part).
+// relative to the workbook root, answers the directory of the chapter's
+// answers (AnswersOf the chapter's first part).
 func Questions(part, answers, text string) []Question {
-	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(relativeTo(part, answers)) + `#([a-z0-9-]+)\)`)
+	linkRE := regexp.MustCompile(`\]\(` + regexp.QuoteMeta(relativeTo(part, answers)) + `/([a-z0-9-]+\.md)\)`)
 	lines := strings.Split(text, "\n")
 	var out []Question
 	for i := 0; i < len(lines); i++ {
@@ -54,11 +74,11 @@ func Questions(part, answers, text string) []Question {
 			body = append(body, t)
 		}
 		q.Text = strings.TrimSpace(commentRE.ReplaceAllString(questionRE.ReplaceAllString(strings.Join(body, " "), ""), ""))
-		// Its answer is the first link into the answers file before the
-		// next heading.
+		// Its answer is the first link into the answers before the next
+		// heading.
 		for k := j; k < len(lines) && !strings.HasPrefix(lines[k], "#"); k++ {
 			if l := linkRE.FindStringSubmatch(lines[k]); l != nil {
-				q.Answer = filepath.ToSlash(answers) + "#" + l[1]
+				q.Answer = filepath.ToSlash(answers) + "/" + l[1]
 				break
 			}
 		}

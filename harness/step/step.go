@@ -32,7 +32,7 @@ type Step struct {
 	ChecksDoc string
 	// Further is the chapter's second part, for after the checks pass
 	// (questions and tasks no check needs), relative to the root; "" for
-	// none. Its questions' answers are in the chapter's answers file.
+	// none. Its questions' answers are among the chapter's (AnswersOf).
 	Further string
 	// Sketch is the card's sketch, fitted to the learner's module, relative
 	// to the root; SketchOver is the file of the module it replaces,

@@ -20,8 +20,8 @@ func TestAHintTeachesTheDesignOnlyWhenAskedThrice(t *testing.T) {
 	c := checks.Check{ID: "self-heal", Title: "flips", Hint: "creating a Service must flip the route",
 		Direction: "Read the handlers controller-runtime offers", LongHint: "Watch Services with a map function"}
 	qs := []step.Question{
-		{ID: "q-owns", Doc: "docs/step09.md", Text: "Which EdgeRoute does Owns() enqueue? (`self-heal`)", Answer: "docs/step09-answers.md#why"},
-		{ID: "q-later", Doc: "docs/step09-further.md", Text: "And after the checks pass? (`self-heal`)", Answer: "docs/step09-answers.md#why"},
+		{ID: "q-owns", Doc: "docs/step09.md", Text: "Which EdgeRoute does Owns() enqueue? (`self-heal`)", Answer: "docs/step09-answers/why.md"},
+		{ID: "q-later", Doc: "docs/step09-further.md", Text: "And after the checks pass? (`self-heal`)", Answer: "docs/step09-answers/why.md"},
 	}
 	first := checkHint(st, c, qs, 0)
 	// A question the chapter's second part asks says so: the learner would look for it in the chapter.
@@ -40,7 +40,7 @@ func TestAHintTeachesTheDesignOnlyWhenAskedThrice(t *testing.T) {
 		t.Errorf("MORE=2 must give the design:\n%s", more)
 	}
 	q := questionHint(st, qs[0])
-	if !strings.Contains(q, qs[0].Text) || !strings.Contains(q, "docs/step09-answers.md#why") || !strings.Contains(q, "Write your answer down first") {
+	if !strings.Contains(q, qs[0].Text) || !strings.Contains(q, "docs/step09-answers/why.md") || !strings.Contains(q, "Write your answer down first") {
 		t.Errorf("a question's hint:\n%s", q)
 	}
 }

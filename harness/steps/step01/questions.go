@@ -3,7 +3,7 @@ package step01
 import "github.com/10xdev/gw10/harness/step"
 
 // questionEvidence says, for each of the chapter's questions that links no written
-// answer (docs/step01-answers.md), where the learner finds the evidence that
+// answer (docs/step01-answers/), where the learner finds the evidence that
 // answers it: make hint ID=<question> prints it. A question with a written
 // answer needs none; TestEveryUnansweredQuestionSaysWhereItsEvidenceIs keeps
 // this list and the chapter's questions in step.
