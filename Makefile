@@ -141,7 +141,7 @@ diff: $(GW10) ## Instructors: step01/ against the solution; VIEW=learner: what t
 	@$(GW10) diff --step "$$STEP" --view "$$VIEW" --submission "$$SUBMISSION" --ref "$$REF"
 
 .PHONY: sketch
-sketch: $(GW10) ## Save the card's sketch (docs/step01-sketch.go.txt) over step01's controller: the chapter's first task. Refuses to overwrite your uncommitted edits (FORCE=1 does).
+sketch: $(GW10) ## Save the card's sketch (docs/step01-sketch.go.txt) over step01's controller, where the chapter starts. Refuses to overwrite your uncommitted edits (FORCE=1 does).
 	@$(GW10) sketch --step "$$STEP" --force "$$FORCE"
 
 .PHONY: template

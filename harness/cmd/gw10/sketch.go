@@ -15,7 +15,7 @@ import (
 )
 
 // runSketch saves the step's sketch over the file of the learner's module
-// it replaces: the chapter's first task. It never overwrites edits of the
+// it replaces, where the chapter starts. It never overwrites edits of the
 // learner's own unless --force is given.
 func runSketch(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sketch", flag.ContinueOnError)
