@@ -430,9 +430,9 @@ func TestTheChaptersGoDocCommandsResolve(t *testing.T) {
 		hinted[c.ID] = c.Direction
 	}
 	for id, where := range hinted {
-		for _, m := range regexp.MustCompile(`go doc ([^\s,;)]+)`).FindAllStringSubmatch(where, -1) {
+		for _, m := range regexp.MustCompile(`go doc ((?:-u )?[^\s,;)]+)`).FindAllStringSubmatch(where, -1) {
 			seen++
-			cmd := exec.Command("go", "doc", m[1])
+			cmd := exec.Command("go", append([]string{"doc"}, strings.Fields(m[1])...)...)
 			cmd.Dir = filepath.Join(root, st.Dir)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("make hint ID=%s prints `go doc %s`; run in %s it fails (%v):\n%s", id, m[1], st.Dir, err, out)

@@ -51,7 +51,9 @@ api/v1/edgeroute_types.go: controller-gen turns the markers into the CRD's schem
 printed columns and its subresources. After make check, read the CRD it generated
 (config/crd/bases/) beside the rules each field must carry, which the TODO in that file
 lists. go tool controller-gen crd -ww, run in step01/, lists every marker it knows and
-what each does, with no network.`,
+what each does, with no network. The API server's own patterns for such names are
+constants of k8s.io/apimachinery: go doc -u k8s.io/apimachinery/pkg/util/validation.dns1123LabelFmt
+and go doc -u k8s.io/apimachinery/pkg/util/validation.dns1035LabelFmt, run in step01/.`,
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
 status have separate writers, and RBAC on edgeroutes/status decides who may write status

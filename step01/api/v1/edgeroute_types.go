@@ -11,7 +11,8 @@ type EdgeRouteSpec struct {
 	// hostname an RFC 1123 DNS subdomain (lowercase labels of at most 63
 	// characters, 253 in all), prefix starting with "/" (at most 1024
 	// characters), service a DNS-1035 label (at most 63), port 1-65535
-	// (check: crd-schema).
+	// (check: crd-schema). make hint ID=crd-schema MORE=1 says where the API
+	// server's own patterns for such names are.
 
 	// Hostname is the host the edge proxy matches, an RFC 1123 DNS subdomain:
 	// lowercase labels of at most 63 characters, no trailing dot, 253 in all.

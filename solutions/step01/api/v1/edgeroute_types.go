@@ -12,7 +12,8 @@ type EdgeRouteSpec struct {
 	//gw10:todo hostname an RFC 1123 DNS subdomain (lowercase labels of at most 63
 	//gw10:todo characters, 253 in all), prefix starting with "/" (at most 1024
 	//gw10:todo characters), service a DNS-1035 label (at most 63), port 1-65535
-	//gw10:todo (check: crd-schema).
+	//gw10:todo (check: crd-schema). make hint ID=crd-schema MORE=1 says where the API
+	//gw10:todo server's own patterns for such names are.
 	//gw10:stub
 	//gw10:end
 
