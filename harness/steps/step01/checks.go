@@ -891,8 +891,8 @@ var deletedWhileDownCheck = checks.Check{
 	Direction: `A deletion that happened while no process ran reaches no Reconcile. Something has to
 remember it across the restart: the API server (go doc
 k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta, its Finalizers field) or the proxy's
-table. The chapter's "Deletion across restarts" lists what the new process must also get
-right.`,
+table. The chapter's "Deletion across restarts" names the cases this check tries on the
+new process; step01-checks.md says what fails each.`,
 	LongHint: `Reconcile hears of a deletion as a NotFound, but only a running controller gets that
 event. An EdgeRoute deleted while the controller is stopped is simply absent from the
 informer's first list when it starts again, so nothing ever reconciles its key and its
