@@ -26,7 +26,8 @@ type DataPlane interface {
 	// lands late, after an EdgeRoute was created again under the same name
 	// and pushed, names the old uid, and the proxy keeps the new route.
 	Remove(ctx context.Context, key types.NamespacedName) error
-	// Routes lists the keys of the routes the proxy holds (GET /v1/routes).
+	// Routes lists the keys of the routes the proxy holds (GET /v1/routes),
+	// leaving out a key that is not namespace/name.
 	Routes(ctx context.Context) ([]types.NamespacedName, error)
 }
 
