@@ -383,6 +383,25 @@ func TestTheChaptersAnswersAreLinkedNotPrinted(t *testing.T) {
 			}
 		}
 	}
+	// No page a learner's copy holds folds an answer away either: the
+	// contract, the checks' page, the harness's guide (the template leaves
+	// out only the instructors' and maintainers' guides).
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, filepath.Join(root, "README.md")) {
+		if base := filepath.Base(p); base == "instructors.md" || base == "maintainers.md" {
+			continue
+		}
+		doc, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(doc), "<details") {
+			t.Errorf("%s holds a fold: a learner reading it in a terminal meets what it hides; put answers in %s", p, step.AnswersOf(st.Chapter))
+		}
+	}
 	for a := range anchors {
 		if !linked[a] {
 			t.Errorf("%s/%s is linked from nowhere in %v", step.AnswersOf(st.Chapter), a, st.ChapterParts())

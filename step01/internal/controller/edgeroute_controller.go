@@ -84,4 +84,5 @@ func (r *EdgeRouteReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 // route withdrawn once the controller runs again (contract: S-DELETED,
 // Q-RESTART; check: deleted-while-down). What does a controller that starts
 // see of such a deletion? Try it first: docs/step01.md, "Deletion across
-// restarts".
+// restarts". Code that asks the proxy may live in the data-plane source
+// (dataplane_source.go) instead, and leave this region empty.

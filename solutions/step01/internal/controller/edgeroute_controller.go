@@ -212,7 +212,8 @@ func (r *EdgeRouteReconciler) routesFor(ctx context.Context, svc client.Object) 
 //gw10:todo route withdrawn once the controller runs again (contract: S-DELETED,
 //gw10:todo Q-RESTART; check: deleted-while-down). What does a controller that starts
 //gw10:todo see of such a deletion? Try it first: docs/step01.md, "Deletion across
-//gw10:todo restarts".
+//gw10:todo restarts". Code that asks the proxy may live in the data-plane source
+//gw10:todo (dataplane_source.go) instead, and leave this region empty.
 
 // sweep is a source of events for the routes nothing else names: when the
 // controller starts, it enqueues every route the proxy holds whose EdgeRoute
