@@ -116,7 +116,7 @@ check: $(CHECK_GW10) ## Run the acceptance checks against STEP (default step01) 
 	@set -f; $(CHECK_GW10) check --step "$$STEP" --cluster "$$CLUSTER" $$CHECK_FLAGS
 
 .PHONY: watch
-watch: $(GW10) ## Rerun the checks on every save under STEP (control plane kept up between runs; Ctrl-C stops).
+watch: $(GW10) ## Rerun the checks on every saved change under STEP (control plane kept up between runs; Ctrl-C stops).
 	@set -f; exec $(GW10) watch --step "$$STEP" $$CHECK_FLAGS
 
 .PHONY: grade

@@ -318,6 +318,15 @@ func kernelFigures(work ctrlproc.Work, d time.Duration) string {
 		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), float64(work.Wakeups)/secs, ms(time.Duration(float64(work.Ran)/secs)))
 }
 
+// IdleFigures says what the kernel counted of a controller found idle in a
+// window of length d: the counts, and the same per second beside the bounds
+// that would have made them busy, so that a reader can compare them.
+func IdleFigures(work ctrlproc.Work, d time.Duration) string {
+	secs := max(d.Seconds(), 0.001)
+	return fmt.Sprintf("the controller's threads woke %d times and ran %s (%.0f times and %s a second; busy is over %d and %s): idle",
+		work.Wakeups, ms(work.Ran), float64(work.Wakeups)/secs, ms(time.Duration(float64(work.Ran)/secs)), IdleWakeups, ms(IdleRun))
+}
+
 // ms reads a CPU time in milliseconds, with a decimal under 10 ms.
 func ms(d time.Duration) string {
 	if d < 10*time.Millisecond {
@@ -403,8 +412,8 @@ func (t *T) confirmingWindow(ctx context.Context, d time.Duration, keys []proxy.
 	t.WaitIdle(ctx)
 	w := t.WatchQuiet(ctx, d, keys)
 	if len(w.Busy()) == 0 && w.Admitted() == "" && w.WorkErr == nil {
-		t.Logf("%s, but in the %s window after that the controller's threads woke %d times and ran %s: idle (a loaded machine, not a timer)",
-			seen, w.Length().Round(10*time.Millisecond), w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+		t.Logf("%s, but in the %s window after that %s (a loaded machine, not a timer)",
+			seen, w.Length().Round(10*time.Millisecond), IdleFigures(w.Work, w.Length()))
 	}
 	return w
 }

@@ -534,3 +534,17 @@ func notesOf(ct *T) string {
 	defer ct.mu.Unlock()
 	return strings.Join(ct.notes, "\n")
 }
+
+// TestIdleFiguresGiveTheRatesBesideTheBounds: an idle note's totals over a
+// window come with the same per second, beside the bounds they are judged
+// against, so that 74 wakes in 3 s reads as under 40 a second.
+func TestIdleFiguresGiveTheRatesBesideTheBounds(t *testing.T) {
+	got := IdleFigures(ctrlproc.Work{Wakeups: 74, Ran: 3700 * time.Microsecond}, 3*time.Second)
+	want := "the controller's threads woke 74 times and ran 3.7 ms (25 times and 1.2 ms a second; busy is over 40 and 2.5 ms): idle"
+	if got != want {
+		t.Errorf("IdleFigures = %q, want %q", got, want)
+	}
+	if got := IdleFigures(ctrlproc.Work{Wakeups: 3}, 0); !strings.Contains(got, "woke 3 times") {
+		t.Errorf("IdleFigures of an empty window = %q", got)
+	}
+}

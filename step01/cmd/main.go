@@ -85,7 +85,9 @@ func run() error {
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
+		// The line a learner reads last, below controller-runtime's stack
+		// trace: a shell without the dev cluster's KUBECONFIG is the usual cause.
+		return fmt.Errorf("loading kubeconfig (no cluster found: export KUBECONFIG, as make cluster-up prints, in this shell): %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,

@@ -32,7 +32,7 @@ func commands() map[string]command {
 		"cluster-down":  {"stop the dev control plane and remove its data", runClusterDown},
 		"cluster-serve": {"(internal) run the dev control plane in the foreground", runClusterServe},
 		"check":         {"run the acceptance checks against a step", runCheckCmd},
-		"watch":         {"run the checks again on every save of the step, on a control plane kept up between runs", runWatch},
+		"watch":         {"run the checks again on every saved change to the step, on a control plane kept up between runs", runWatch},
 		"grade":         {"grade a submission's learner module in a pristine upstream tree (--submission; none: feedback on this checkout), write reports/", gradeCommand},
 		"gradebook":     {"grade a roster of submissions (--roster; each as grade does, those graded before by this grader skipped) into gradebook.csv and .html; merge <dirs>: the gradebook of grades made elsewhere", gradebookCommand},
 		"sketch":        {"save the card's sketch over the file of the learner's module it replaces (--force: over uncommitted edits too)", runSketch},

@@ -53,7 +53,8 @@ printed columns and its subresources. After make check, read the CRD it generate
 lists. go tool controller-gen crd -ww, run in step01/, lists every marker it knows and
 what each does, with no network. The API server's own patterns for such names are
 constants of k8s.io/apimachinery: go doc -u k8s.io/apimachinery/pkg/util/validation.dns1123LabelFmt
-and go doc -u k8s.io/apimachinery/pkg/util/validation.dns1035LabelFmt, run in step01/.`,
+and go doc -u k8s.io/apimachinery/pkg/util/validation.dns1035LabelFmt, run in step01/.
+Those patterns bound no length: a label's 63 characters are a rule of their own.`,
 	LongHint: `The card's CRD has a status subresource (+kubebuilder:subresource:status): a write
 of the object ignores its status and a write of /status ignores the rest, so spec and
 status have separate writers, and RBAC on edgeroutes/status decides who may write status
@@ -198,8 +199,8 @@ func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitin
 			t.Fatalf("no verdict on polling while %s waited: %v", waitingFor, w.MetricsErr)
 		}
 		if w.WorkErr == nil {
-			t.Logf("while %s waited for %s (%s), the controller's threads woke %d times and ran %s: idle",
-				routeNames(waiting), waitingFor, w.Length().Round(10*time.Millisecond), w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+			t.Logf("while %s waited for %s (%s), %s",
+				routeNames(waiting), waitingFor, w.Length().Round(10*time.Millisecond), checks.IdleFigures(w.Work, w.Length()))
 		}
 		return
 	}
@@ -1133,8 +1134,7 @@ func quietProblems(t *checks.T, w checks.QuietWindow) []string {
 		}
 	}
 	if len(problems) == 0 && w.WorkErr == nil {
-		t.Logf("in the %s after the route had converged, the controller's threads woke %d times and ran %s: idle",
-			window, w.Work.Wakeups, w.Work.Ran.Round(100*time.Microsecond))
+		t.Logf("in the %s after the route had converged, %s", window, checks.IdleFigures(w.Work, w.Length()))
 	}
 	return problems
 }
