@@ -35,6 +35,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -103,6 +104,8 @@ type Server struct {
 	down     bool
 
 	holds map[Key]*hold // withdraws held in flight (HoldWithdraw)
+	// delayed are the pushes whose answer SetACKDelay holds, by key.
+	delayed map[Key][]Route
 
 	inFlight    int       // requests being answered (a held withdraw among them)
 	lastRequest time.Time // the last request's arrival or answer, whichever is later
@@ -146,12 +149,13 @@ func StartOn(addr string) (*Server, error) {
 		return nil, fmt.Errorf("proxy stand-in: listening: %w", err)
 	}
 	s := &Server{
-		url:    "http://" + ln.Addr().String(),
-		routes: map[Key]Route{},
-		nack:   map[Key]nack{},
-		reset:  map[Key]bool{},
-		refuse: map[Key]refusal{},
-		holds:  map[Key]*hold{},
+		url:     "http://" + ln.Addr().String(),
+		routes:  map[Key]Route{},
+		nack:    map[Key]nack{},
+		reset:   map[Key]bool{},
+		refuse:  map[Key]refusal{},
+		holds:   map[Key]*hold{},
+		delayed: map[Key][]Route{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
@@ -321,6 +325,13 @@ func (s *Server) RefuseListing(d time.Duration) {
 	s.refuseList, s.refusingFrom = d, time.Time{}
 }
 
+// RefuseNextListing makes the next GET /v1/routes answer 503 Service
+// Unavailable, as a proxy still loading its table would, and the listings
+// after it answer again.
+func (s *Server) RefuseNextListing() {
+	s.RefuseListing(time.Nanosecond)
+}
+
 // Listings returns the listings of the routes the proxy answered, oldest first.
 func (s *Server) Listings() []Listing {
 	s.mu.Lock()
@@ -333,6 +344,14 @@ func (s *Server) SetACKDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ackDelay = d
+}
+
+// PushesInFlight returns the routes of key's pushes whose answer
+// SetACKDelay is holding now, oldest first.
+func (s *Server) PushesInFlight(key Key) []Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.delayed[key])
 }
 
 // Route returns the route the proxy holds for key.
@@ -449,11 +468,21 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	delay, refused := s.ackDelay, s.nack[key]
+	if delay > 0 {
+		s.delayed[key] = append(s.delayed[key], route)
+	}
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
+		}
+		s.mu.Lock()
+		if i := slices.Index(s.delayed[key], route); i >= 0 {
+			s.delayed[key] = slices.Delete(s.delayed[key], i, i+1)
+		}
+		s.mu.Unlock()
+		if r.Context().Err() != nil {
 			return
 		}
 	}

@@ -90,6 +90,36 @@ func TestACKDelayHoldsTheAnswer(t *testing.T) {
 	}
 }
 
+func TestPushesInFlightAreThoseTheDelayHolds(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := Key{"a", "b"}
+	route := Route{Hostname: "h", Prefix: "/", Port: 1, Generation: 2}
+	s.SetACKDelay(time.Second)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		do(t, http.MethodPut, s.URL()+"/v1/routes/a/b", route)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for len(s.PushesInFlight(key)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the delayed push never showed in flight")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := s.PushesInFlight(key); len(got) != 1 || got[0] != route {
+		t.Fatalf("PushesInFlight = %+v, want the one push held", got)
+	}
+	<-done
+	if got := s.PushesInFlight(key); len(got) != 0 {
+		t.Fatalf("PushesInFlight after its request ended = %+v", got)
+	}
+}
+
 func TestDownClosesTheConnectionAndRecordsTheAttempt(t *testing.T) {
 	s, err := Start()
 	if err != nil {
@@ -322,6 +352,20 @@ func TestRefusedListingAnswersAgainAfterItsTime(t *testing.T) {
 	got := s.Listings()
 	if len(got) != 3+refused+1 || !got[0].Refused || !got[1].Refused || got[2].Refused || got[len(got)-1].Refused || refused == 0 {
 		t.Fatalf("listings recorded %+v, want 2 refused, 1 answered, %d refused, 1 answered", got, refused)
+	}
+}
+
+func TestRefuseNextListingRefusesOne(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.RefuseNextListing()
+	for i, want := range []int{http.StatusServiceUnavailable, http.StatusOK, http.StatusOK} {
+		if code, _ := do(t, http.MethodGet, s.URL()+"/v1/routes", nil); code != want {
+			t.Fatalf("listing %d after RefuseNextListing = %d, want %d", i+1, code, want)
+		}
 	}
 }
 

@@ -446,14 +446,16 @@ var specUpdateCheck = checks.Check{
 	Title:   "a spec change reaches the proxy and every condition reports the new generation",
 	SeedRef: "Acceptance 1: status reports accurate conditions",
 	Points:  10,
-	Clauses: []string{ClauseCurrent, ClauseObsGen, ClauseOneWrite},
+	Clauses: []string{ClauseCurrent, ClauseObsGen, ClauseOneWrite, ClauseAfterAck},
 	Hint:    "after a spec edit the new spec must reach the proxy, and every status a reader sees must describe one generation: each condition's observedGeneration the same, the new one once pushed",
 	Direction: `After a spec edit, metadata.generation grows. Look at each condition's
 observedGeneration at every moment a reader could look, between your writes too.`,
 	LongHint: `observedGeneration tells readers which spec a condition describes. After a spec edit,
 metadata.generation increases; your conditions must carry the new value once the new
 spec was pushed, or kubectl wait and every tool built on conditions will act on stale
-information. The push must carry the new port.`,
+information. The push must carry the new port. The check edits the spec again while
+the proxy holds the answer to a push: the pass that pushed the earlier spec must not
+report the later one programmed.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		createService(ctx, t, "update-svc")
 		r := t.NewRoute(ctx, "update", "update-svc", 8080)
@@ -479,8 +481,42 @@ information. The push must carry the new port.`,
 			t.Fatalf("%s: its status was written one condition at a time: readers saw conditions describing two generations at once:\n  - %s\n"+
 				"every status a reader sees must describe one generation (%s)", r, strings.Join(half, "\n  - "), ClauseOneWrite)
 		}
+
+		// An edit while a push is in flight: the pass that pushed the
+		// earlier spec must not report the later one programmed (the
+		// ST-AFTER-ACK invariant judges every status write of the check).
+		t.Did(evidence.ProxyChanged, "EdgeRoute "+r.Key().String(), "the proxy holds every answer to a push for %s", inFlightDelay)
+		t.Proxy.SetACKDelay(inFlightDelay)
+		defer t.Proxy.SetACKDelay(0)
+		midGen := r.Edit(ctx, "spec.port 9090 -> 9191", func(spec map[string]any) { spec["port"] = int64(9191) })
+		t.WaitFor(ctx, t.Timeouts.Converge, "the push of generation "+fmt.Sprint(midGen)+" to be in flight", func() error {
+			for _, p := range t.Proxy.PushesInFlight(r.Key()) {
+				if p.Generation == midGen {
+					return nil
+				}
+			}
+			return fmt.Errorf("the proxy\n  expected: a push of %s, generation %d (port 9191), in flight\n  observed: none", r, midGen)
+		})
+		lastGen := r.Edit(ctx, fmt.Sprintf("spec.port 9191 -> 9292, while the push of generation %d is in flight", midGen),
+			func(spec map[string]any) { spec["port"] = int64(9292) })
+		t.Proxy.SetACKDelay(0)
+		t.WaitFor(ctx, t.Timeouts.Converge, "the port edited during a push to reach the proxy", func() error {
+			got, ok := t.Proxy.Route(r.Key())
+			if !ok || got.Port != 9292 {
+				return fmt.Errorf("the proxy\n  expected: %s with port 9292 (%s)\n  observed: %+v (present: %v)", r.Key(), ClauseCurrent, got, ok)
+			}
+			return nil
+		})
+		r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
+		if gen, _ := r.GenerationAndSpec(ctx); gen != lastGen {
+			t.Fatalf("%s: generation %d, want %d: its spec changed again after the edit", r, gen, lastGen)
+		}
 	},
 }
+
+// inFlightDelay is how long spec-update's proxy holds the answer to a push
+// while the check edits the spec again.
+const inFlightDelay = 1500 * time.Millisecond
 
 const (
 	nackReason = "listener port conflicts with the admin port (gw10 check)"
@@ -660,7 +696,7 @@ var routeDeletedCheck = checks.Check{
 	Title:   "deleting the EdgeRoute withdraws its route from the proxy, also when the proxy refuses the first withdraws or another controller's finalizer keeps the object, and the deletion completes",
 	SeedRef: "Acceptance 1: a working reconciler (the data plane follows deletions)",
 	Points:  10,
-	Clauses: []string{ClauseDeleted},
+	Clauses: []string{ClauseDeleted, ClauseObsGen},
 	Hint:    "once an EdgeRoute is deleted, its route must leave the proxy (a refused withdraw is not a withdraw) and the object must be gone",
 	Direction: `A deleted EdgeRoute reaches Reconcile once, as a NotFound for its key. Ask what the
 proxy still holds for that key, what tries again when the proxy refuses the withdraw (no
@@ -678,7 +714,8 @@ from Reconcile: the queue retries the key with backoff until a withdraw is answe
 Nothing else will bring the key back: the EdgeRoute is gone, so no event will come.
 Another controller's finalizer can keep a deleted EdgeRoute: Get still finds it, with a
 deletionTimestamp and a new generation. It is on its way out all the same: withdraw its
-route, never push it, never report it Programmed=True.`,
+route (retrying a refused withdraw, as on any other path), never push it, never report
+it Programmed=True, and stamp any condition you write for it with its generation.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		createService(ctx, t, "bye-svc")
 		r := t.NewRoute(ctx, "bye", "bye-svc", 8080)
@@ -694,24 +731,32 @@ route, never push it, never report it Programmed=True.`,
 		t.Proxy.RefuseWithdraws(busy.Key(), busyWithdraws, busyReason)
 		defer t.Proxy.RefuseWithdraws(busy.Key(), 0, "")
 		t.WaitIdle(ctx) // the finalizer's own update event answered
-		deleted := time.Now()
-		held.Delete(ctx)
-		deletedGen := held.MustGet(ctx).GetGeneration()
-		r.Delete(ctx) // the last deletions are those the first waits are about
+		r.Delete(ctx)
 		busy.Delete(ctx)
 		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+busy.Name+" that the proxy refused at first", func() error {
 			return withdrawnAfterRefusals(t, busy, ClauseDeleted)
 		})
+		t.ProxyHolds(ctx, t.Timeouts.Converge, held.Name)
+		gone(ctx, t, r)
+		gone(ctx, t, busy)
+
+		// held's first withdraws are refused too: a pass over an EdgeRoute
+		// being deleted retries a refused withdraw as any other pass does.
+		// (After busy's: a retry pending for held would keep the controller
+		// from looking idle while busy's wait judges it.)
+		t.Proxy.RefuseWithdraws(held.Key(), heldWithdraws, busyReason)
+		defer t.Proxy.RefuseWithdraws(held.Key(), 0, "")
+		deleted := time.Now()
+		held.Delete(ctx)
+		deletedGen := held.MustGet(ctx).GetGeneration()
 		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+held.Name+", which another controller's finalizer keeps in deletion", func() error {
-			if _, served := t.Proxy.Route(held.Key()); served {
-				return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s): an EdgeRoute being deleted is on its way out, whatever finalizer keeps the object\n"+
-					"  observed: still served", held.Name, ClauseDeleted)
+			if err := withdrawnAfterRefusals(t, held, ClauseDeleted); err != nil {
+				return fmt.Errorf("%s is being deleted (another controller's finalizer keeps the object), and is on its way out all the same: "+
+					"its route must be withdrawn, whatever finalizer keeps the object\n%w", held, err)
 			}
 			return nil
 		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
-		gone(ctx, t, r)
-		gone(ctx, t, busy)
 
 		// held is on its way out, another controller's finalizer keeping
 		// the object: withdrawn above, and never pushed or reported
@@ -783,9 +828,12 @@ func onItsWayOut(t *checks.T, r *checks.Route, deleted time.Time, deletedGen int
 }
 
 // busyWithdraws is how many withdraws of its route the proxy refuses in
-// route-deleted, and busyReason what it answers.
+// route-deleted, heldWithdraws how many of the route whose EdgeRoute
+// another controller's finalizer keeps (more than the passes its deletion
+// and its own status write wake), and busyReason what it answers.
 const (
 	busyWithdraws = 2
+	heldWithdraws = 3
 	busyReason    = "busy: reloading its configuration, try again"
 )
 

@@ -44,7 +44,33 @@ func invariants() []checks.Invariant {
 			Fix:    "withdraw only a route whose EdgeRoute is gone or whose Service is missing; a withdraw followed by a push is an outage on a real proxy",
 			Eval:   func(h checks.History) []string { _, flaps := needlessWithdraws(h); return flaps },
 		},
+		{
+			Clause: ClauseObsGen,
+			Rule:   "every condition a status write carries has the observedGeneration of a generation the EdgeRoute has had: never 0, never above its generation",
+			Fix:    "stamp every condition you write with the generation of the EdgeRoute you read (setCondition does), on every path: a deletion's too",
+			Eval:   unstampedConditions,
+		},
 	}
+}
+
+// unstampedConditions: every condition of every status write carries an
+// observedGeneration between 1 and the EdgeRoute's generation at the write.
+// An older generation than the object's may be a pass that read it before
+// an edit, and is judged by the checks' checkpoints, not here.
+func unstampedConditions(h checks.History) []string {
+	var out []string
+	for _, v := range h.Versions {
+		if !v.StatusWrite {
+			continue
+		}
+		for _, c := range v.Conditions {
+			if c.ObservedGeneration < 1 || c.ObservedGeneration > v.Generation {
+				out = append(out, fmt.Sprintf("%s %s: a status write carried %s=%s (%s) with observedGeneration %d, of an EdgeRoute at generation %d",
+					clock(v.At), routeObject(h, v.Name), c.Type, c.Status, c.Reason, c.ObservedGeneration, v.Generation))
+			}
+		}
+	}
+	return out
 }
 
 // programmedWithoutACK: every status write that says Programmed=True for

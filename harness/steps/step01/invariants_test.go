@@ -101,6 +101,34 @@ func TestProgrammedOnlyAfterAnACK(t *testing.T) {
 	}
 }
 
+func TestEveryWrittenConditionIsStamped(t *testing.T) {
+	stamped := func(gen, acc, prog int64) *story {
+		s := newStory().service(0, true).route(1)
+		s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(2), Name: "r", Generation: gen, StatusWrite: true,
+			Conditions: []checks.Condition{{Type: accepted, Status: "True", ObservedGeneration: acc}, {Type: programmed, Status: "False", ObservedGeneration: prog}}})
+		return s
+	}
+	cases := []struct {
+		name string
+		s    *story
+		want string
+	}{
+		{"both of its generation", stamped(2, 2, 2), ""},
+		{"one of an earlier generation", stamped(3, 3, 2), ""},
+		{"one unstamped", stamped(2, 2, 0), "Programmed=False () with observedGeneration 0, of an EdgeRoute at generation 2"},
+		{"one ahead of the object", stamped(2, 3, 2), "Accepted=True () with observedGeneration 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkViolations(t, unstampedConditions(c.s.h), c.want)
+		})
+	}
+	// What the watch shows without a write (a spec edit) is no write.
+	s := stamped(2, 2, 0)
+	s.h.Versions[len(s.h.Versions)-1].StatusWrite = false
+	checkViolations(t, unstampedConditions(s.h), "")
+}
+
 func TestNoWithdrawOfARouteThatStays(t *testing.T) {
 	cases := []struct {
 		name        string

@@ -30,9 +30,10 @@ const (
 	// opDeleteRouteDown deletes a route while the controller is stopped: no
 	// event reaches it, the restarted controller must find the deletion itself.
 	opDeleteRouteDown opKind = "delete-route-while-down"
-	// opProxyLoses empties the proxy's table while the controller runs (a
-	// proxy restarted): no event reaches the controller, which must notice
-	// the data plane's drift itself (S-DRIFT).
+	// opProxyLoses restarts the proxy from an old table while the
+	// controller runs: every route lost, one of no EdgeRoute held
+	// (staleRoute), the first listing refused. No event reaches the
+	// controller, which must notice the data plane's drift itself (S-DRIFT).
 	opProxyLoses opKind = "proxy-loses-table"
 )
 
@@ -90,7 +91,7 @@ func (o op) String() string {
 	case opProxyUp:
 		return "the proxy is reachable again"
 	case opProxyLoses:
-		return "the proxy loses its table (restarted empty) while the controller runs"
+		return "the proxy restarts from an old table while the controller runs (every route lost, one of no EdgeRoute held, the first listing refused)"
 	case opRestart:
 		if o.Clear {
 			return "restart the controller, and the proxy loses its table"

@@ -41,9 +41,10 @@ it. The check drives a seeded pseudo-random sequence of changes over three route
 three Services: Services created and deleted, every spec field edited (the service
 too), the proxy refusing a route or unreachable and back, routes deleted, the
 controller killed and restarted (sometimes with the proxy's table lost, sometimes with
-a route deleted while it was stopped), and the proxy losing its table while the
-controller runs (no event comes: the routes must be pushed again within the drift
-period, S-DRIFT). After each
+a route deleted while it was stopped), and the proxy restarting from an old table
+while the controller runs: every route lost, one of no EdgeRoute held, its first
+listing refused. No event comes: within the drift period the routes must be pushed
+again and the stray one withdrawn (S-DRIFT). After each
 step it waits for the controller and checks the whole contract: the conditions of
 every route and their observedGeneration, the proxy's table (every push carrying the
 current spec), no withdraw of a route that should have stayed programmed, deletions
@@ -134,7 +135,7 @@ func runSequence(ctx context.Context, t *checks.T) {
 		if err := converges(ctx, t.Timeouts.Converge, "the world after step "+fmt.Sprint(i+1), func() error {
 			return contract(ctx, t, w)
 		}); err != nil {
-			failSequence(t, seeds, steps, i, lostTable(step, err))
+			failSequence(t, seeds, steps, i, lostTable(t, step, err))
 		}
 		if err := quietOnceHealthy(ctx, t, w, &tally); err != nil {
 			failSequence(t, seeds, steps, i, err)
@@ -275,8 +276,15 @@ func doStep(ctx context.Context, t *checks.T, o op) {
 		t.Did(evidence.ProxyChanged, "", "%s", o)
 		t.Proxy.SetDown(o.Kind == opProxyDown)
 	case opProxyLoses:
-		t.Did(evidence.ProxyChanged, "", "the proxy loses its table (restarted empty); the controller keeps running")
+		// A proxy restarted from an old snapshot: the table loses every
+		// route and holds one of no EdgeRoute, and the proxy, still
+		// loading, refuses the first listing. A look that gives up on a
+		// refusal, or only pushes what is missing, leaves it wrong.
+		t.Did(evidence.ProxyChanged, "", "the proxy restarts from an old table: it loses every route, holds %s of no EdgeRoute, "+
+			"and refuses the first listing; the controller keeps running", staleRoute)
 		t.Proxy.Clear()
+		t.Proxy.Plant(checks.RouteKey(t, staleRoute), proxy.Route{Hostname: "stale.example.com", Prefix: "/", Service: seqServices[0], Port: 8080, Generation: 1})
+		t.Proxy.RefuseNextListing()
 	case opRestart:
 		t.KillController(ctx)
 		if o.Clear {
@@ -289,17 +297,33 @@ func doStep(ctx context.Context, t *checks.T, o op) {
 
 // lostTable adds to a step's failure, when the step emptied the proxy's
 // table while the controller ran, what the contract asks then.
-func lostTable(step []op, err error) error {
+func lostTable(t *checks.T, step []op, err error) error {
 	for _, o := range step {
 		if o.Kind == opProxyLoses {
-			return fmt.Errorf("%w\nthe proxy lost its table while the controller ran: nothing changed in the cluster, so no watch "+
+			return fmt.Errorf("%w%s\nthe proxy lost its table while the controller ran: nothing changed in the cluster, so no watch "+
 				"woke the controller, and every route the proxy should hold must be pushed again within the drift period (%s; "+
-				"the harness starts a controller that has the flag --dataplane-drift-period with %s). Compare the proxy's table with the "+
-				"EdgeRoutes now and then (a source of events of your own: docs/step01.md, \"The data plane as an event source\")",
-				err, ClauseDrift, DriftPeriod)
+				"the harness starts a controller that has the flag --dataplane-drift-period with %s), and a route of no EdgeRoute "+
+				"withdrawn. Compare the proxy's table with the EdgeRoutes now and then, and look again after a listing the proxy "+
+				"refused (a source of events of your own: docs/step01.md, \"The data plane as an event source\")",
+				err, listedSinceRefusal(t.Proxy.Listings()), ClauseDrift, DriftPeriod)
 		}
 	}
 	return err
+}
+
+// listedSinceRefusal says, when the proxy's last refused listing was
+// followed by none, that the controller stopped looking after it.
+func listedSinceRefusal(listings []proxy.Listing) string {
+	for i := len(listings) - 1; i >= 0; i-- {
+		if listings[i].Refused {
+			if i == len(listings)-1 {
+				return fmt.Sprintf("\nthe controller has not listed the proxy's routes since it refused a listing at %s: a look that failed must look again",
+					clock(listings[i].At))
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // contract compares the cluster and the proxy with the model.
@@ -354,11 +378,18 @@ func contract(ctx context.Context, t *checks.T, w *world) error {
 			}
 		}
 	}
+	if _, held := t.Proxy.Route(checks.RouteKey(t, staleRoute)); held && !w.Down {
+		problems = append(problems, fmt.Sprintf("the proxy still holds %s, a route of no EdgeRoute that its old table brought back (%s)", staleRoute, ClauseDrift))
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return nil
 }
+
+// staleRoute names the route a proxy restarted from an old table holds
+// (opProxyLoses): no EdgeRoute of the sequence ever has its name.
+const staleRoute = "stale"
 
 // heldSpec says what is wrong with the proxy's route for key, if anything.
 func heldSpec(t *checks.T, key proxy.Key, spec routeSpec) string {

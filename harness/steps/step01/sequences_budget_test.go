@@ -4,8 +4,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/10xdev/gw10/harness/checks"
+	"github.com/10xdev/gw10/harness/proxy"
 )
 
 // The full budget's line says which of its steps are the grade's and which
@@ -28,5 +30,24 @@ func TestTheFullBudgetSaysWhichStepsAreTheGrades(t *testing.T) {
 	}
 	if grade := budgetText(checks.BudgetFull, fixed, fixed); grade != "full budget (the grade's sequences)" {
 		t.Errorf("a grade's line is %q", grade)
+	}
+}
+
+func TestListedSinceRefusalSaysWhenTheLooksStopped(t *testing.T) {
+	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		listings []proxy.Listing
+		want     string
+	}{
+		{"no refusal", []proxy.Listing{{At: at}}, ""},
+		{"looked again", []proxy.Listing{{At: at, Refused: true}, {At: at.Add(time.Second)}}, ""},
+		{"stopped", []proxy.Listing{{At: at}, {At: at.Add(time.Second), Refused: true}}, "since it refused a listing at 09:00:01.000"},
+	}
+	for _, c := range cases {
+		got := listedSinceRefusal(c.listings)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: listedSinceRefusal = %q, want %q", c.name, got, c.want)
+		}
 	}
 }
