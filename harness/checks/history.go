@@ -53,10 +53,12 @@ type Version struct {
 	Conditions  []Condition
 }
 
-// Condition is one status condition of a Version.
+// Condition is one status condition of a Version. LastTransitionTime is
+// as the API server stores it (RFC 3339, to the second).
 type Condition struct {
 	Type, Status, Reason, Message string
 	ObservedGeneration            int64
+	LastTransitionTime            string
 }
 
 // Find returns the condition of type typ.
@@ -98,7 +100,8 @@ func (t *T) History() History {
 		for _, v := range t.api.versions {
 			var conds []Condition
 			for _, c := range v.conds {
-				conds = append(conds, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: c.ObservedGeneration})
+				conds = append(conds, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
+					ObservedGeneration: c.ObservedGeneration, LastTransitionTime: c.LastTransitionTime})
 			}
 			p, seen := prev[v.name]
 			write := !v.gone && len(v.conds) > 0 && (!seen || !sameConditions(p, v.conds))

@@ -104,8 +104,10 @@ type Server struct {
 	down     bool
 
 	holds map[Key]*hold // withdraws held in flight (HoldWithdraw)
-	// delayed are the pushes whose answer SetACKDelay holds, by key.
-	delayed map[Key][]Route
+	// delayed are the pushes whose answer SetACKDelay or HoldPushes holds,
+	// by key; pushHolds the keys whose pushes wait for ReleasePushes.
+	delayed   map[Key][]Route
+	pushHolds map[Key]chan struct{}
 
 	inFlight    int       // requests being answered (a held withdraw among them)
 	lastRequest time.Time // the last request's arrival or answer, whichever is later
@@ -149,13 +151,14 @@ func StartOn(addr string) (*Server, error) {
 		return nil, fmt.Errorf("proxy stand-in: listening: %w", err)
 	}
 	s := &Server{
-		url:     "http://" + ln.Addr().String(),
-		routes:  map[Key]Route{},
-		nack:    map[Key]nack{},
-		reset:   map[Key]bool{},
-		refuse:  map[Key]refusal{},
-		holds:   map[Key]*hold{},
-		delayed: map[Key][]Route{},
+		url:       "http://" + ln.Addr().String(),
+		routes:    map[Key]Route{},
+		nack:      map[Key]nack{},
+		reset:     map[Key]bool{},
+		refuse:    map[Key]refusal{},
+		holds:     map[Key]*hold{},
+		delayed:   map[Key][]Route{},
+		pushHolds: map[Key]chan struct{}{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/routes/{namespace}/{name}", s.put)
@@ -346,8 +349,29 @@ func (s *Server) SetACKDelay(d time.Duration) {
 	s.ackDelay = d
 }
 
+// HoldPushes keeps every push of key in flight, unapplied and unanswered,
+// until ReleasePushes, or until the controller gives up on it (then it is
+// never applied).
+func (s *Server) HoldPushes(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pushHolds[key] == nil {
+		s.pushHolds[key] = make(chan struct{})
+	}
+}
+
+// ReleasePushes lets the held pushes of key go on, and the next ones through.
+func (s *Server) ReleasePushes(key Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch := s.pushHolds[key]; ch != nil {
+		close(ch)
+		delete(s.pushHolds, key)
+	}
+}
+
 // PushesInFlight returns the routes of key's pushes whose answer
-// SetACKDelay is holding now, oldest first.
+// SetACKDelay or HoldPushes is holding now, oldest first.
 func (s *Server) PushesInFlight(key Key) []Route {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -467,15 +491,21 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	delay, refused := s.ackDelay, s.nack[key]
-	if delay > 0 {
+	delay, refused, held := s.ackDelay, s.nack[key], s.pushHolds[key]
+	if delay > 0 || held != nil {
 		s.delayed[key] = append(s.delayed[key], route)
 	}
 	s.mu.Unlock()
-	if delay > 0 {
+	if delay > 0 || held != nil {
 		select {
 		case <-time.After(delay):
 		case <-r.Context().Done():
+		}
+		if held != nil {
+			select {
+			case <-held:
+			case <-r.Context().Done():
+			}
 		}
 		s.mu.Lock()
 		if i := slices.Index(s.delayed[key], route); i >= 0 {

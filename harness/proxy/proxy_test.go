@@ -118,6 +118,30 @@ func TestPushesInFlightAreThoseTheDelayHolds(t *testing.T) {
 	if got := s.PushesInFlight(key); len(got) != 0 {
 		t.Fatalf("PushesInFlight after its request ended = %+v", got)
 	}
+
+	// HoldPushes: unapplied until ReleasePushes.
+	s.SetACKDelay(0)
+	s.HoldPushes(key)
+	held := Route{Hostname: "h", Prefix: "/", Port: 2, Generation: 3}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		do(t, http.MethodPut, s.URL()+"/v1/routes/a/b", held)
+	}()
+	for len(s.PushesInFlight(key)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the held push never showed in flight")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got, _ := s.Route(key); got.Generation == 3 {
+		t.Fatal("a held push was applied before its release")
+	}
+	s.ReleasePushes(key)
+	<-done
+	if got, _ := s.Route(key); got.Generation != 3 {
+		t.Fatalf("after the release the proxy holds %+v, want generation 3", got)
+	}
 }
 
 func TestDownClosesTheConnectionAndRecordsTheAttempt(t *testing.T) {

@@ -3,6 +3,7 @@ package step01
 import (
 	_ "embed"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -64,5 +65,24 @@ func (row invalidSpec) apply(obj map[string]any) {
 		} else {
 			spec[k] = v
 		}
+	}
+}
+
+// validEdgeSpecs are specs at the edges of the card's rules, each made from
+// the valid spec as an invalid row is: the schema must accept every one. A
+// rule tighter than the card's (a name's length taken for a label's) rejects
+// EdgeRoutes a user may write.
+func validEdgeSpecs() []invalidSpec {
+	label := func(c string, n int) string { return strings.Repeat(c, n) }
+	return []invalidSpec{
+		{Name: "hostname of 253 characters, in labels of 63", Set: map[string]any{"hostname": label("a", 63) + "." + label("b", 63) + "." + label("c", 63) + "." + label("d", 61)}},
+		{Name: "hostname of one label", Set: map[string]any{"hostname": "localhost"}},
+		{Name: "hostname labels starting with a digit, with hyphens inside", Set: map[string]any{"hostname": "1shop-a.ex-ample.com"}},
+		{Name: "prefix of one slash", Set: map[string]any{"prefix": "/"}},
+		{Name: "prefix of 1024 characters", Set: map[string]any{"prefix": "/" + label("a", 1023)}},
+		{Name: "service of 63 characters", Set: map[string]any{"service": "w" + label("a", 61) + "b"}},
+		{Name: "service with hyphens and digits inside", Set: map[string]any{"service": "web-api-2"}},
+		{Name: "port 1", Set: map[string]any{"port": int64(1)}},
+		{Name: "port 65535", Set: map[string]any{"port": int64(65535)}},
 	}
 }

@@ -50,7 +50,38 @@ func invariants() []checks.Invariant {
 			Fix:    "stamp every condition you write with the generation of the EdgeRoute you read (setCondition does), on every path: a deletion's too",
 			Eval:   unstampedConditions,
 		},
+		{
+			Clause: ClauseNoChurn,
+			Rule:   "a condition's lastTransitionTime moves only when its status changes",
+			Fix:    "keep a condition's lastTransitionTime while its status stays, and move it only with the status (setCondition does)",
+			Eval:   transitionsWithoutChange,
+		},
 	}
+}
+
+// transitionsWithoutChange: a status write keeps the lastTransitionTime of
+// every condition whose status it leaves as the EdgeRoute's last version
+// had it (a status someone else wiped has no condition to keep).
+func transitionsWithoutChange(h checks.History) []string {
+	var out []string
+	last := map[string]checks.Version{}
+	for _, v := range h.Versions {
+		if v.Gone {
+			delete(last, v.Name)
+			continue
+		}
+		if p, ok := last[v.Name]; ok && v.StatusWrite {
+			for _, c := range v.Conditions {
+				was, found := p.Find(c.Type)
+				if found && was.Status == c.Status && was.LastTransitionTime != "" && c.LastTransitionTime != "" && was.LastTransitionTime != c.LastTransitionTime {
+					out = append(out, fmt.Sprintf("%s %s: a status write moved %s's lastTransitionTime from %s to %s, and its status stayed %s",
+						clock(v.At), routeObject(h, v.Name), c.Type, was.LastTransitionTime, c.LastTransitionTime, c.Status))
+				}
+			}
+		}
+		last[v.Name] = v
+	}
+	return out
 }
 
 // unstampedConditions: every condition of every status write carries an

@@ -129,6 +129,39 @@ func TestEveryWrittenConditionIsStamped(t *testing.T) {
 	checkViolations(t, unstampedConditions(s.h), "")
 }
 
+func TestATransitionTimeMovesOnlyWithItsStatus(t *testing.T) {
+	write := func(s *story, sec float64, acc, accLTT, prog, progLTT string) *story {
+		s.h.Versions = append(s.h.Versions, checks.Version{At: s.at(sec), Name: "r", Generation: 1, StatusWrite: acc != "",
+			Conditions: conds(acc, accLTT, prog, progLTT)})
+		return s
+	}
+	cases := []struct {
+		name string
+		s    *story
+		want string
+	}{
+		{"kept while the status stays", write(write(newStory().route(1), 2, "True", "t1", "False", "t1"), 3, "True", "t1", "True", "t3"), ""},
+		{"moved while the status stays", write(write(newStory().route(1), 2, "True", "t1", "False", "t1"), 3, "True", "t3", "True", "t3"),
+			"moved Accepted's lastTransitionTime from t1 to t3, and its status stayed True"},
+		{"after a wipe", write(write(write(newStory().route(1), 2, "True", "t1", "True", "t1"), 3, "", "", "", ""), 4, "True", "t4", "True", "t4"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkViolations(t, transitionsWithoutChange(c.s.h), c.want)
+		})
+	}
+}
+
+// conds are Accepted and Programmed with their lastTransitionTimes; none
+// when acc is "" (a status wiped).
+func conds(acc, accLTT, prog, progLTT string) []checks.Condition {
+	if acc == "" {
+		return nil
+	}
+	return []checks.Condition{{Type: accepted, Status: acc, ObservedGeneration: 1, LastTransitionTime: accLTT},
+		{Type: programmed, Status: prog, ObservedGeneration: 1, LastTransitionTime: progLTT}}
+}
+
 func TestNoWithdrawOfARouteThatStays(t *testing.T) {
 	cases := []struct {
 		name        string
