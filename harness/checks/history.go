@@ -100,8 +100,7 @@ func (t *T) History() History {
 		for _, v := range t.api.versions {
 			var conds []Condition
 			for _, c := range v.conds {
-				conds = append(conds, Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
-					ObservedGeneration: c.ObservedGeneration, LastTransitionTime: c.LastTransitionTime})
+				conds = append(conds, Condition(c))
 			}
 			p, seen := prev[v.name]
 			write := !v.gone && len(v.conds) > 0 && (!seen || !sameConditions(p, v.conds))
