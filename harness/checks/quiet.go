@@ -300,9 +300,7 @@ func KernelWork(work ctrlproc.Work, d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
-	secs := d.Seconds()
-	wakeups := float64(work.Wakeups) / secs
-	ran := time.Duration(float64(work.Ran) / secs)
+	wakeups, ran := perSecond(work, d)
 	if wakeups <= IdleWakeups || ran <= IdleRun {
 		return ""
 	}
@@ -312,19 +310,26 @@ func KernelWork(work ctrlproc.Work, d time.Duration) string {
 
 // kernelFigures says what the kernel counted in a window of length d.
 func kernelFigures(work ctrlproc.Work, d time.Duration) string {
-	secs := d.Seconds()
+	wakeups, ran := perSecond(work, d)
 	return fmt.Sprintf("the controller's threads woke %d times and ran %s in %s with nothing to do (%.0f times and %s a second, "+
 		"by the kernel's counts in /proc)",
-		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), float64(work.Wakeups)/secs, ms(time.Duration(float64(work.Ran)/secs)))
+		work.Wakeups, ms(work.Ran), d.Round(10*time.Millisecond), wakeups, ms(ran))
 }
 
 // IdleFigures says what the kernel counted of a controller found idle in a
 // window of length d: the counts, and the same per second beside the bounds
 // that would have made them busy, so that a reader can compare them.
 func IdleFigures(work ctrlproc.Work, d time.Duration) string {
-	secs := max(d.Seconds(), 0.001)
+	wakeups, ran := perSecond(work, d)
 	return fmt.Sprintf("the controller's threads woke %d times and ran %s (%.0f times and %s a second; busy is over %d and %s): idle",
-		work.Wakeups, ms(work.Ran), float64(work.Wakeups)/secs, ms(time.Duration(float64(work.Ran)/secs)), IdleWakeups, ms(IdleRun))
+		work.Wakeups, ms(work.Ran), wakeups, ms(ran), IdleWakeups, ms(IdleRun))
+}
+
+// perSecond is work over a window of length d, a second's worth (a window
+// under a millisecond counts as one).
+func perSecond(work ctrlproc.Work, d time.Duration) (wakeups float64, ran time.Duration) {
+	secs := max(d.Seconds(), 0.001)
+	return float64(work.Wakeups) / secs, time.Duration(float64(work.Ran) / secs)
 }
 
 // ms reads a CPU time in milliseconds, with a decimal under 10 ms.
