@@ -919,7 +919,8 @@ var restartReconvergeCheck = checks.Check{
 	Hint:    "a restarted controller must bring every EdgeRoute to what the world says now, whatever its status claims and whatever the proxy forgot",
 	Direction: `A new process knows only what it observes: the informer's first list, the Services, the
 proxy. Look for every decision in your code that trusts the stored status, or the
-process's memory, instead of the world.`,
+process's memory, instead of the world. Four workers run the routes' passes at once:
+what a pass observed must stay its own.`,
 	LongHint: `After a restart the controller gets an Added event for every EdgeRoute and must bring
 each to the right state from what it observes now, not from what its status claims. The
 check kills the controller, then changes the world behind its back: a Service appears,

@@ -511,3 +511,11 @@ func healthy(w *world) bool {
 // 2 s, which on a loaded machine pushed the short windows of sequences over
 // checks.IdleWakeups and checks.IdleRun.
 const DriftPeriod = 5 * time.Second
+
+// Workers is the --max-concurrent-reconciles the harness gives a controller
+// whose binary has the flag (the scaffold's; see Step.ControllerFlags): more
+// than one, so passes of different routes run at the same time, as they do
+// in a controller sized for many routes. What a pass observed must be its
+// own: a pass that reads another route's outcome writes a status that is
+// not its route's (contract ST-AFTER-ACK).
+const Workers = 4

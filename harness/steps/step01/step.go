@@ -7,6 +7,7 @@ package step01
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"strconv"
 
 	"github.com/10xdev/gw10/harness/checks"
 	"github.com/10xdev/gw10/harness/evidence"
@@ -35,8 +36,9 @@ func Step() step.Step {
 		Primary:        primary(),
 		// The routes first, then the Services they name.
 		Cleanup: []schema.GroupVersionKind{EdgeRouteGVK, serviceGVK},
-		// The reference's drift period, short (see DriftPeriod).
-		ControllerFlags: map[string]string{"dataplane-drift-period": DriftPeriod.String()},
+		// The reference's drift period, short (see DriftPeriod), and the
+		// scaffold's workers flag above one (see Workers).
+		ControllerFlags: map[string]string{"dataplane-drift-period": DriftPeriod.String(), "max-concurrent-reconciles": strconv.Itoa(Workers)},
 		// The invariants read the Services' comings and goings (serviceAt).
 		Watched:     []schema.GroupVersionKind{serviceGVK},
 		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
