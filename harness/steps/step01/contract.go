@@ -6,27 +6,28 @@ import "github.com/10xdev/gw10/harness/step"
 // full, with the situation table and the legitimate designs). Checks name
 // them in their Clauses; reports, the kill table and `make hint` show them.
 const (
-	ClauseMissing  = "S-MISSING"
-	ClauseAcked    = "S-ACKED"
-	ClauseNacked   = "S-NACKED"
-	ClauseDeleted  = "S-DELETED"
-	ClauseDrift    = "S-DRIFT"
-	ClauseReadErr  = "S-READERR"
-	ClauseObsGen   = "ST-OBSGEN"
-	ClauseAfterAck = "ST-AFTER-ACK"
-	ClauseOneWrite = "ST-ONE-WRITE"
-	ClauseNoChurn  = "ST-NO-CHURN"
-	ClauseMessage  = "ST-MESSAGE"
-	ClauseSubres   = "ST-SUBRESOURCE"
-	ClauseNoPoll   = "Q-NO-POLL"
-	ClauseFanout   = "Q-FANOUT"
-	ClauseCurrent  = "Q-CURRENT"
-	ClauseNoFlap   = "Q-NO-FLAP"
-	ClauseQuiet    = "Q-QUIET"
-	ClauseBackoff  = "Q-BACKOFF"
-	ClauseRestart  = "Q-RESTART"
-	ClauseSchema   = "A-SCHEMA"
-	ClauseRBAC     = "A-RBAC"
+	ClauseMissing    = "S-MISSING"
+	ClauseAcked      = "S-ACKED"
+	ClauseNacked     = "S-NACKED"
+	ClauseDeleted    = "S-DELETED"
+	ClauseDrift      = "S-DRIFT"
+	ClauseReadErr    = "S-READERR"
+	ClauseObsGen     = "ST-OBSGEN"
+	ClauseAfterAck   = "ST-AFTER-ACK"
+	ClauseOneWrite   = "ST-ONE-WRITE"
+	ClauseNoChurn    = "ST-NO-CHURN"
+	ClauseMessage    = "ST-MESSAGE"
+	ClauseSubres     = "ST-SUBRESOURCE"
+	ClauseNoPoll     = "Q-NO-POLL"
+	ClauseFanout     = "Q-FANOUT"
+	ClauseCurrent    = "Q-CURRENT"
+	ClauseNoFlap     = "Q-NO-FLAP"
+	ClauseQuiet      = "Q-QUIET"
+	ClauseBackoff    = "Q-BACKOFF"
+	ClauseRestart    = "Q-RESTART"
+	ClauseOneAtATime = "Q-ONE-AT-A-TIME"
+	ClauseSchema     = "A-SCHEMA"
+	ClauseRBAC       = "A-RBAC"
 )
 
 // Contract is step 01's contract, clause by clause.
@@ -51,6 +52,7 @@ func Contract() []step.Clause {
 		{ID: ClauseQuiet, Rule: "a converged controller writes nothing, pushes nothing and reconciles nothing"},
 		{ID: ClauseBackoff, Rule: "a refused push is retried with backoff, never in a tight loop"},
 		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch, with no events: (1) the EdgeRoutes deleted while it was down are withdrawn; (2) a failed listing of the proxy is retried, never taken for an empty table; (3) an EdgeRoute created again ends routed, even while the old withdraw is unanswered; (4) a route it cannot judge on a shared proxy (a namespace it does not watch) is left alone, and keeps no orphan from being withdrawn"},
+		{ID: ClauseOneAtATime, Rule: "one request of a route at a time: a push or withdraw is sent only once the proxy has answered the last one sent for that route, or the controller has given it up (closed its connection)"},
 		{ID: ClauseSchema, Rule: "the CRD rejects invalid specs with a readable message, has the status subresource and the condition columns"},
 		{ID: ClauseRBAC, Rule: "the controller's generated role grants what it reads and writes"},
 	}

@@ -51,12 +51,50 @@ func invariants() []checks.Invariant {
 			Eval:   unstampedConditions,
 		},
 		{
+			Clause: ClauseOneAtATime,
+			Rule:   "a push or withdraw of a route is sent only once the last one sent for that route is answered, or given up (its connection closed)",
+			Fix:    "send the proxy requests from Reconcile only, and wait there for each answer (the work queue never runs two passes of one route at once): a request left running when its pass ends is still in flight when the next pass sends another",
+			Eval:   requestsAtOnce,
+		},
+		{
 			Clause: ClauseNoChurn,
 			Rule:   "a condition's lastTransitionTime moves only when its status changes",
 			Fix:    "keep a condition's lastTransitionTime while its status stays, and move it only with the status (setCondition does)",
 			Eval:   transitionsWithoutChange,
 		},
 	}
+}
+
+// requestsAtOnce: no push or withdraw of a route reached the proxy while
+// an earlier request of that route was still unanswered. A request the
+// controller gave up on (it closed the connection) is not in the proxy's
+// record, so it holds nothing in flight; a real proxy may still apply it,
+// but the controller can no longer tell, and the next pass decides again.
+func requestsAtOnce(h checks.History) []string {
+	events := slices.Clone(h.Proxy)
+	slices.SortStableFunc(events, func(a, b proxy.Event) int { return a.Received.Compare(b.Received) })
+	var out []string
+	open := map[proxy.Key]proxy.Event{} // per route, the request answered last so far
+	reported := map[proxy.Key]bool{}
+	for _, e := range events {
+		if prev, ok := open[e.Key]; ok && e.Received.Before(prev.Answered) && !reported[e.Key] {
+			reported[e.Key] = true
+			out = append(out, fmt.Sprintf("%s %s: a %s reached the proxy while the %s sent at %s was still unanswered (answered %s): two requests of one route in flight at once, which a proxy may apply in either order",
+				clock(e.Received), routeObject(h, e.Key.Name), requestWord(e), requestWord(prev), clock(prev.Received), clock(prev.Answered)))
+		}
+		if prev, ok := open[e.Key]; !ok || e.Answered.After(prev.Answered) {
+			open[e.Key] = e
+		}
+	}
+	return out
+}
+
+// requestWord names a request of the proxy's record.
+func requestWord(e proxy.Event) string {
+	if e.Method == http.MethodDelete {
+		return "withdraw"
+	}
+	return "push"
 }
 
 // transitionsWithoutChange: a status write keeps the lastTransitionTime of

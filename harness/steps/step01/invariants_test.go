@@ -228,3 +228,37 @@ func TestTheStepWatchesTheKindsItsInvariantsRead(t *testing.T) {
 	}
 	t.Fatalf("the descriptor watches %v: no Service, so the invariants that ask whether a Service existed cannot fail", Step().Watched)
 }
+
+func TestOneRequestOfARouteAtATime(t *testing.T) {
+	// answered sets the answer time of the story's last request.
+	answered := func(s *story, sec float64) *story {
+		s.h.Proxy[len(s.h.Proxy)-1].Answered = s.at(sec)
+		return s
+	}
+	other := func(s *story, sec float64) *story {
+		s.h.Proxy = append(s.h.Proxy, proxy.Event{Method: http.MethodPut, Key: proxy.Key{Namespace: storyNS, Name: "other"},
+			Received: s.at(sec), Answered: s.at(sec + 0.005), Status: 204})
+		return s
+	}
+	cases := []struct {
+		name string
+		s    *story
+		want string
+	}{
+		{"one after another", newStory().route(0).push(1, 1, 204).withdraw(2, 204).push(3, 1, 204), ""},
+		{"a slow answer waited for", answered(newStory().route(0).push(1, 1, 204), 4).push(4.1, 1, 204), ""},
+		{"a push beside an unanswered push", answered(newStory().route(0).push(1, 1, 204), 4).push(2, 1, 204),
+			"a push reached the proxy while the push sent at 07:00:01.000 was still unanswered (answered 07:00:04.000)"},
+		{"a push beside an unanswered withdraw", answered(newStory().route(0).withdraw(1, 204), 3).push(2, 1, 204),
+			"a push reached the proxy while the withdraw sent at 07:00:01.000"},
+		// The record lists requests as they are answered: the later one first.
+		{"recorded out of order", answered(newStory().route(0).push(2, 1, 204), 2.1).push(1, 1, 204),
+			""},
+		{"another route's request meanwhile", other(answered(newStory().route(0).push(1, 1, 204), 4), 2), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkViolations(t, requestsAtOnce(c.s.h), c.want)
+		})
+	}
+}
