@@ -148,10 +148,17 @@ func conditionColumnProblem(cols []apiextensionsv1.CustomResourceColumnDefinitio
 			continue
 		}
 		path := strings.ReplaceAll(strings.ReplaceAll(c.JSONPath, " ", ""), "'", `"`)
-		if path == want {
-			return ""
+		switch {
+		case path != want:
+			return fmt.Sprintf("kubectl get's %s column shows %s, not the %s condition's status: its JSONPath must be `%s`", c.Name, c.JSONPath, typ, want)
+		case c.Type != "string":
+			// The API server fills a column of another type only from a
+			// JSON value of that type; a condition's status is a string.
+			return fmt.Sprintf("kubectl get's %s column has type=%s, and a condition's status is the string \"True\" or \"False\": the column stays empty (type=string)", c.Name, c.Type)
+		case c.Priority != 0:
+			return fmt.Sprintf("kubectl get shows the %s column only with -o wide: it has priority=%d (0, the default, shows it always)", c.Name, c.Priority)
 		}
-		return fmt.Sprintf("kubectl get's %s column shows %s, not the %s condition's status: its JSONPath must be `%s`", c.Name, c.JSONPath, typ, want)
+		return ""
 	}
 	return fmt.Sprintf("kubectl get shows no %s column: add +kubebuilder:printcolumn:name=%q,type=string,JSONPath=`%s`", typ, typ, want)
 }
@@ -566,6 +573,9 @@ const slowAnswer = 2500 * time.Millisecond
 
 const (
 	nackReason = "listener port conflicts with the admin port (gw10 check)"
+	// otherNACKReason is the proxy's next refusal of a route it refused
+	// already: the message must follow it.
+	otherNACKReason = "route table full (gw10 check)"
 	// maxRetryRate bounds the pushes per second of a refused route once its
 	// first second of refusals is over: a backoff, not a tight loop.
 	maxRetryRate = 5.0
@@ -627,7 +637,29 @@ is what Reconcile returns: the log shows it.`,
 		varying.answer(t)
 		r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
 		varying.programmed(ctx, t)
+		refusedOnceItsServiceExists(ctx, t)
 	},
+}
+
+// refusedOnceItsServiceExists: a route that waited for its Service while
+// the proxy refuses it. Once the Service exists, Programmed stays False,
+// now for the proxy's refusal (S-NACKED), not the missing Service; a new
+// reason of the proxy's becomes the message; then the proxy accepts it.
+// Each is a change of reason or message alone, under a status that stays.
+func refusedOnceItsServiceExists(ctx context.Context, t *checks.T) {
+	key := checks.RouteKey(t, "nacked-late")
+	t.Did(evidence.ProxyChanged, "EdgeRoute "+key.String(), "telling the proxy to refuse nacked-late")
+	t.Proxy.SetNACK(key, nackReason)
+	r := t.NewRoute(ctx, "nacked-late", "nacked-late-svc", 8080)
+	r.Eventually(ctx, t.Timeouts.Converge, serviceNotFound, programmedNotTrue)
+	createService(ctx, t, "nacked-late-svc")
+	r.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: nackReason})
+	t.Did(evidence.ProxyChanged, r.Object(), "telling the proxy to refuse nacked-late for another reason")
+	t.Proxy.SetNACK(key, otherNACKReason)
+	r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, checks.Want{Type: programmed, Status: "False", Reason: "PushFailed", Message: otherNACKReason})
+	t.Did(evidence.ProxyChanged, r.Object(), "telling the proxy to accept nacked-late")
+	t.Proxy.SetNACK(key, "")
+	r.Eventually(ctx, t.Timeouts.Retry, acceptedTrue, programmedTrue)
 }
 
 // programmedOverNACK adds the cause of a Programmed=True the proxy never
@@ -730,11 +762,50 @@ triggers another reconcile. Changes arrive through watches, so no RequeueAfter i
 		t.WaitIdle(ctx)
 		poked := snapshot(ctx, t, r)
 		problems = append(problems, rewritten(r, after, poked)...)
+		problems = append(problems, refusedListingsChangeNothing(ctx, t, r)...)
 
 		if len(problems) > 0 {
 			t.Fatalf("a converged controller must not write or loop:\n  - %s", strings.Join(problems, "\n  - "))
 		}
 	},
+}
+
+// refusedListingsChangeNothing has the proxy refuse to list its table
+// (503, as a proxy still loading it would) for longer than a drift period,
+// while it holds every route: a look that cannot list has learnt nothing,
+// so a converged controller pushes, withdraws and writes nothing, and
+// retries the listing with backoff (Q-QUIET; Q-RESTART's rule 2).
+func refusedListingsChangeNothing(ctx context.Context, t *checks.T, r *checks.Route) []string {
+	window := DriftPeriod + 1500*time.Millisecond
+	t.Did(evidence.ProxyChanged, "", "the proxy refuses to list its routes (503) for %s, and still holds every route", window)
+	from := time.Now()
+	t.Proxy.RefuseListing(time.Hour)
+	before := snapshot(ctx, t, r)
+	t.Sleep(ctx, time.Until(from.Add(window)))
+	t.Proxy.RefuseListing(0)
+	t.Did(evidence.ProxyChanged, "", "the proxy lists its routes again")
+	t.Sleep(ctx, t.Timeouts.Absent)
+	var problems []string
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		if ev.Received.After(from) {
+			problems = append(problems, fmt.Sprintf("a %s of %s at %s while the proxy refused to list its routes, and held them all: "+
+				"a refused listing is no news of the table, never an empty one (%s; %s rule 2)",
+				requestWord(ev), r, clock(ev.Received), ClauseQuiet, ClauseRestart))
+			break
+		}
+	}
+	problems = append(problems, rewritten(r, before, snapshot(ctx, t, r))...)
+	n := 0
+	for _, l := range t.Proxy.Listings() {
+		if l.Refused && l.At.After(from) {
+			n++
+		}
+	}
+	if bound := checks.ToleratedListings(window); n > bound {
+		problems = append(problems, fmt.Sprintf("the proxy refused %d listings of its routes in %s: a refused listing retried in a loop, not with backoff (up to %d is a look now and then, and a retry; %s rule 2)",
+			n, window, bound, ClauseRestart))
+	}
+	return problems
 }
 
 var routeDeletedCheck = checks.Check{
@@ -1058,6 +1129,11 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 			return nil
 		})
 
+		if n, bound := refusedListings(t.Proxy.Listings(), stopped); n > bound {
+			t.Fatalf("the proxy refused to list its routes (503) for %s, as a proxy still starting would, and the controller listed them %d times meanwhile: "+
+				"a refused listing retried in a loop, not with backoff (up to %d in that time is a look now and then, and a retry; %s)",
+				listRefusal, n, bound, ClauseRestart)
+		}
 		gone(ctx, t, deleted)
 		kept.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
 		for _, ev := range t.Proxy.Events(kept.Key()) {
@@ -1162,6 +1238,18 @@ const holdWindow = 2 * time.Second
 // listRefusal is how long deleted-while-down's proxy refuses to list its
 // routes after the restart, from the first listing it refuses.
 const listRefusal = 2 * time.Second
+
+// refusedListings counts the listings the proxy refused since from, and
+// bounds them: what a quiet window of listRefusal tolerates (two a second),
+// a look for drift and a sweep retrying side by side.
+func refusedListings(all []proxy.Listing, from time.Time) (n, bound int) {
+	for _, l := range all {
+		if l.Refused && !l.At.Before(from) {
+			n++
+		}
+	}
+	return n, checks.ToleratedListings(listRefusal)
+}
 
 // listings says what the controller's listings of the proxy's routes since
 // from met: what tells a listing given up on after a refusal from no

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // TestPollingWordsNameTheirWindows: the polling failure counts the
@@ -46,5 +48,32 @@ func TestSelfHealsOneLinerBlamesNoDesign(t *testing.T) {
 		if strings.Contains(selfHealCheck.Hint, word) {
 			t.Errorf("self-heal's hint names %s, which a failing controller may not use: %q", word, selfHealCheck.Hint)
 		}
+	}
+}
+
+func TestAConditionColumnShowsTheConditionsStatus(t *testing.T) {
+	path := `.status.conditions[?(@.type=="Accepted")].status`
+	col := func(name, typ, jsonPath string, priority int32) []apiextensionsv1.CustomResourceColumnDefinition {
+		return []apiextensionsv1.CustomResourceColumnDefinition{{Name: name, Type: typ, JSONPath: jsonPath, Priority: priority}}
+	}
+	cases := []struct {
+		name string
+		cols []apiextensionsv1.CustomResourceColumnDefinition
+		want string // in the problem; "" for none
+	}{
+		{"the card's", col("Accepted", "string", path, 0), ""},
+		{"single quotes and spaces", col("Accepted", "string", `.status.conditions[?(@.type == 'Accepted')].status`, 0), ""},
+		{"none", nil, "shows no Accepted column"},
+		{"another condition's", col("Accepted", "string", `.status.conditions[?(@.type=="Programmed")].status`, 0), "not the Accepted condition's status"},
+		{"boolean", col("Accepted", "boolean", path, 0), "type=boolean"},
+		{"wide only", col("Accepted", "string", path, 1), "only with -o wide"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := conditionColumnProblem(c.cols, "Accepted")
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Errorf("conditionColumnProblem = %q, want one saying %q", got, c.want)
+			}
+		})
 	}
 }

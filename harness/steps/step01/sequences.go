@@ -108,6 +108,13 @@ func runSequence(ctx context.Context, t *checks.T) {
 
 	w := newWorld()
 	defer t.Proxy.SetDown(false)
+	if slices.ContainsFunc(seq, func(o op) bool { return o.Kind == opProxyLoses }) {
+		// The route the proxy's old table brings back has the name of an
+		// EdgeRoute of another namespace the controller watches: a route
+		// is its namespace and name, and only the pair tells an orphan.
+		t.NewRouteIn(ctx, t.Neighbour(ctx), staleRoute, checks.RouteSpec{Hostname: "stale.other.example.com", Prefix: "/", Service: "stale-svc", Port: 8080})
+		t.WaitIdle(ctx)
+	}
 	// A step's window runs until the next step begins: a restarted
 	// controller's first passes can come after the world already looks
 	// converged, and their withdraws count too.
@@ -369,7 +376,12 @@ func contract(ctx context.Context, t *checks.T, w *world) error {
 				problems = append(problems, p)
 			}
 		case refused:
-			want := checks.Want{Type: programmed, Status: "False", Reason: "PushFailed"}
+			// PushFailed is the NACK's reason (S-NACKED); a push that got
+			// no answer, the proxy down, may say so with a reason of its own.
+			want := checks.Want{Type: programmed, Status: "False"}
+			if !w.Down {
+				want.Reason = "PushFailed"
+			}
 			if w.NACK[name] && !w.Down {
 				want.Message = sequenceNACK
 			}
@@ -379,7 +391,8 @@ func contract(ctx context.Context, t *checks.T, w *world) error {
 		}
 	}
 	if _, held := t.Proxy.Route(checks.RouteKey(t, staleRoute)); held && !w.Down {
-		problems = append(problems, fmt.Sprintf("the proxy still holds %s, a route of no EdgeRoute that its old table brought back (%s)", staleRoute, ClauseDrift))
+		problems = append(problems, fmt.Sprintf("the proxy still holds %s, a route of no EdgeRoute that its old table brought back "+
+			"(an EdgeRoute of that name lives in another namespace the controller watches: only namespace and name together tell an orphan) (%s)", staleRoute, ClauseDrift))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "\n"))
