@@ -297,7 +297,8 @@ then how to find those EdgeRoutes without reading them all (q-find-routes; go do
 sigs.k8s.io/controller-runtime/pkg/cache/cacheapi lists what the cache offers besides a
 read by name, go doc sigs.k8s.io/controller-runtime/pkg/cluster.Cluster what the
 manager, which is one, hands your code, and the Indexing section of go doc
-sigs.k8s.io/controller-runtime/pkg/client how a List then reads by it).`,
+sigs.k8s.io/controller-runtime/pkg/client how a List then reads by it, with the
+ListOption MatchingFields).`,
 	LongHint: `Creating the Service changes nothing in the EdgeRoute, so an EdgeRoute watch alone never
 reconciles it again. Owns(&corev1.Service{}) only sees Services whose ownerReference
 points at an EdgeRoute, and the user's Service has none. Watch Services with
