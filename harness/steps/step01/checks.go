@@ -800,15 +800,8 @@ func refusedListingsChangeNothing(ctx context.Context, t *checks.T, r *checks.Ro
 		}
 	}
 	problems = append(problems, rewritten(r, before, snapshot(ctx, t, r))...)
-	n := 0
-	for _, l := range t.Proxy.Listings() {
-		if l.Refused && l.At.After(from) {
-			n++
-		}
-	}
-	if bound := checks.ToleratedListings(window); n > bound {
-		problems = append(problems, fmt.Sprintf("the proxy refused %d listings of its routes in %s: a refused listing retried in a loop, not with backoff (up to %d is a look now and then, and a retry; %s rule 2)",
-			n, window, bound, ClauseRestart))
+	if loop := listingLoop(t.Proxy.Listings(), from, window); loop != "" {
+		problems = append(problems, loop)
 	}
 	return problems
 }
@@ -1134,10 +1127,8 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 			return nil
 		})
 
-		if n, bound := refusedListings(t.Proxy.Listings(), stopped); n > bound {
-			t.Fatalf("the proxy refused to list its routes (503) for %s, as a proxy still starting would, and the controller listed them %d times meanwhile: "+
-				"a refused listing retried in a loop, not with backoff (up to %d in that time is a look now and then, and a retry; %s)",
-				listRefusal, n, bound, ClauseRestart)
+		if loop := listingLoop(t.Proxy.Listings(), stopped, listRefusal); loop != "" {
+			t.Fatalf("%s", loop)
 		}
 		gone(ctx, t, deleted)
 		kept.Eventually(ctx, t.Timeouts.Converge, acceptedTrue, programmedTrue)
@@ -1244,16 +1235,23 @@ const holdWindow = 2 * time.Second
 // routes after the restart, from the first listing it refuses.
 const listRefusal = 2 * time.Second
 
-// refusedListings counts the listings the proxy refused since from, and
-// bounds them: what a quiet window of listRefusal tolerates (two a second),
-// a look for drift and a sweep retrying side by side.
-func refusedListings(all []proxy.Listing, from time.Time) (n, bound int) {
+// listingLoop says how the controller retried listings the proxy refused
+// from from on, for d, when it listed more often than a quiet window of d
+// tolerates (two a second: a look for drift and a sweep retrying side by
+// side); "" when it did not (Q-RESTART's rule 2).
+func listingLoop(all []proxy.Listing, from time.Time, d time.Duration) string {
+	n := 0
 	for _, l := range all {
 		if l.Refused && !l.At.Before(from) {
 			n++
 		}
 	}
-	return n, checks.ToleratedListings(listRefusal)
+	if bound := checks.ToleratedListings(d); n > bound {
+		return fmt.Sprintf("the proxy refused to list its routes (503) for %s, and the controller listed them %d times meanwhile: "+
+			"a refused listing retried in a loop, not with backoff (up to %d in that time is a look now and then, and a retry; %s rule 2)",
+			d, n, bound, ClauseRestart)
+	}
+	return ""
 }
 
 // listings says what the controller's listings of the proxy's routes since

@@ -381,9 +381,9 @@ func contract(ctx context.Context, t *checks.T, w *world) error {
 			want := checks.Want{Type: programmed, Status: "False"}
 			if !w.Down {
 				want.Reason = "PushFailed"
-			}
-			if w.NACK[name] && !w.Down {
-				want.Message = sequenceNACK
+				if w.NACK[name] {
+					want.Message = sequenceNACK
+				}
 			}
 			if err := r.HasConditions(ctx, acceptedTrue, want); err != nil {
 				problems = append(problems, err.Error())
