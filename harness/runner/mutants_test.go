@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -237,7 +238,7 @@ func TestEveryMutantFailsItsCheckWithItsCause(t *testing.T) {
 				if m.wantCheck != "" {
 					ids = []string{m.wantCheck}
 				}
-				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts())
+				rep, out := runStep(t, st, dir, "mutant-"+m.name, ids, mutantTimeouts(), generatedAsIs(t, st, dir))
 				if m.wantStage != "build" {
 					doesNotCompile(t, rep, st.Name, m.name, out)
 				}
@@ -329,7 +330,7 @@ func TestEveryVariantPasses(t *testing.T) {
 				// solution's (run on it by make test), not the harness's
 				// subject, and a variant's patch need not keep them.
 				rep, out := runStep(t, st, dir, "variant-"+v.name, nil, passingTimeouts(),
-					func(o *Options) { o.ChecksOnly = true })
+					func(o *Options) { o.ChecksOnly = true }, generatedAsIs(t, st, dir))
 				doesNotCompile(t, rep, st.Name, v.name, out)
 				took := seconds(rep.Duration)
 				if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
@@ -340,6 +341,63 @@ func TestEveryVariantPasses(t *testing.T) {
 			})
 		}
 	}
+}
+
+// generatedAsIs skips the generate stage of a patched copy of st's
+// solution when the patch left every input and output of controller-gen as
+// the solution has them (generatorInputs: the markers, api/, the CRDs and
+// the role) and the solution's own generated files are controller-gen's
+// (solutionGenerated): its run would change nothing, and it is a fifth of a
+// mutant's CPU. A patch that touches any of them runs the stage.
+func generatedAsIs(t *testing.T, st step.Step, dir string) func(*Options) {
+	t.Helper()
+	want := solutionGenerated(t, st)
+	got, err := generatorInputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(o *Options) {
+		if got == want {
+			o.Generated = "the patch changes no marker, api/ or generated file of the solution, whose generated files are controller-gen's"
+		}
+	}
+}
+
+// solutionsGenerated holds, per step, the generator's inputs in its
+// solution once controller-gen has been shown to change none of them.
+var solutionsGenerated = struct {
+	sync.Mutex
+	inputs map[string]string
+}{inputs: map[string]string{}}
+
+// solutionGenerated runs controller-gen once per test process on a copy of
+// st's solution and fails t when that changed a generated file (the
+// solution's are stale: a patch that skips the stage would run against
+// them); else it returns the generator's inputs there.
+func solutionGenerated(t *testing.T, st step.Step) string {
+	t.Helper()
+	solutionsGenerated.Lock()
+	defer solutionsGenerated.Unlock()
+	if in, ok := solutionsGenerated.inputs[st.Name]; ok {
+		return in
+	}
+	dir := copyModule(t, filepath.Join(root, st.SolutionDir))
+	before, err := generatorInputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := generate(context.Background(), Options{Root: root, StepDir: dir, GoEnv: workspaceFor(t, dir)}); err != nil {
+		t.Fatalf("controller-gen on a copy of %s: %v", st.SolutionDir, err)
+	}
+	after, err := generatorInputs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("%s's generated files are not what controller-gen makes of its markers: run `make manifests generate` there and commit them", st.SolutionDir)
+	}
+	solutionsGenerated.inputs[st.Name] = before
+	return before
 }
 
 // doesNotCompile fails t, saying why, when the patch's build stage failed:

@@ -84,6 +84,12 @@ type Options struct {
 	UnitTestsAlways bool
 	// UnitWall bounds the unit tests' wall time in the sandbox (default 3 min).
 	UnitWall time.Duration
+	// Generated, when set, says why the step's generated files are already
+	// those of its markers, and the generate stage is skipped with it as
+	// its note: the mutant suite knows it of a patch that touches no
+	// marker, api/ or generated file of a solution whose generated files
+	// are controller-gen's. Empty: the stage runs (or its cache decides).
+	Generated string
 	// StageCache keeps what a stage produced on unchanged inputs for the
 	// next run, in <Root>/.gw10/cache (make check, make watch: see
 	// stagecache.go); never in a grade (Sandbox). Off, every stage runs.
@@ -194,7 +200,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	if opts.Backend != nil {
 		rep.Cluster = opts.Backend.Name()
 	}
-	r := &run{opts: opts, rep: rep}
+	r := &run{opts: opts, rep: rep, generated: opts.Generated}
 	_, err := r.driveFresh(ctx, plan{checks: true})
 	r.teardown()
 	if r.backend != nil {
@@ -217,7 +223,8 @@ type run struct {
 	// notes are printed after the current stage's line.
 	notes []string
 	// generated, when set, says why the generated files are already
-	// those of the markers (gw10 watch): the generate stage is skipped.
+	// those of the markers (gw10 watch, Options.Generated): the generate
+	// stage is skipped.
 	generated string
 	// probeBins are the probes' test binaries built in this run, one per
 	// source (see probeBinary): checks sharing a probe build it once.
