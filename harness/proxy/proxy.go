@@ -4,7 +4,7 @@
 // to hold ACKs for a while, so checks can observe the order of push and status.
 //
 //	PUT    /v1/routes/{namespace}/{name}  JSON route -> 204 ACK, or 422 NACK
-//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON route, 404 when absent
+//	GET    /v1/routes/{namespace}/{name}             -> 200 JSON route, 404 when absent, 503 refused (busy: try again)
 //	DELETE /v1/routes/{namespace}/{name}[?uid=U]     -> 204 withdrawn, 404 when absent, 503 refused (busy: try again),
 //	                                                    409 when the route held carries another uid than U (it stays)
 //	GET    /v1/routes                                -> JSON table, or 503 while listing is refused
@@ -23,8 +23,9 @@
 // While "down", PUT and DELETE get no answer: the connection is closed.
 // SetReset makes the requests of one route end in a connection reset (a
 // TCP RST: the client's error names its local port, new every attempt).
-// RefuseListing makes GET /v1/routes fail for a while, as a proxy still
-// starting would.
+// RefuseWithdraws makes a route's next reads and withdraws fail with 503, as
+// a busy proxy's would. RefuseListing makes GET /v1/routes fail for a
+// while, as a proxy still starting would.
 package proxy
 
 import (
@@ -104,6 +105,11 @@ type Server struct {
 	down     bool
 
 	holds map[Key]*hold // withdraws held in flight (HoldWithdraw)
+	// abandoned are the held withdraws the controller gave up on; late,
+	// by key, the one of them that lands after the key's next push
+	// (HoldWithdrawLandingLate), as an index into abandoned.
+	abandoned []Abandoned
+	late      map[Key]int
 	// delayed are the pushes whose answer SetACKDelay or HoldPushes holds,
 	// by key; pushHolds the keys whose pushes wait for ReleasePushes.
 	delayed   map[Key][]Route
@@ -120,11 +126,40 @@ type Server struct {
 	log io.Writer // a line per request answered (SetLog); nil: none
 }
 
+// Abandoned is a withdraw the proxy held in flight (HoldWithdraw) that the
+// controller gave up on, closing its connection before any answer: it was
+// never applied.
+type Abandoned struct {
+	Key      Key
+	UID      string // the uid the withdraw named ("": none)
+	Received time.Time
+	GaveUp   time.Time
+	// Landed, for a withdraw held to land late (HoldWithdrawLandingLate),
+	// is when the proxy applied it, right after the next push of its key;
+	// Status says how (204: it removed the route, whose uid is Removed;
+	// 409: the route carried another uid than the one it named, and stays).
+	Landed  time.Time
+	Status  int
+	Removed string
+}
+
+// Abandoned returns the held withdraws the controller gave up on, oldest
+// first.
+func (s *Server) Abandoned() []Abandoned {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Abandoned(nil), s.abandoned...)
+}
+
 // Read is one GET of a single route the proxy got (a withdraw reads the
 // route's uid first): answered or not, it is a request about that route.
 type Read struct {
 	At  time.Time
 	Key Key
+	// Status is the answer's: 200 (the route), 404 (none held), 503 (a
+	// refusal, Reason saying why); 0 when none came (the proxy down).
+	Status int
+	Reason string
 }
 
 // Reads returns the reads of single routes the proxy got, oldest first.
@@ -157,6 +192,7 @@ func StartOn(addr string) (*Server, error) {
 		reset:     map[Key]bool{},
 		refuse:    map[Key]refusal{},
 		holds:     map[Key]*hold{},
+		late:      map[Key]int{},
 		delayed:   map[Key][]Route{},
 		pushHolds: map[Key]chan struct{}{},
 	}
@@ -246,8 +282,11 @@ func (s *Server) SetReset(key Key, on bool) {
 	}
 }
 
-// RefuseWithdraws makes the next n withdraws of key fail with 503 and
-// reason (a busy proxy: the route stays until a withdraw is answered 204).
+// RefuseWithdraws makes the next n requests that read or withdraw key (GET
+// or DELETE of the route) fail with 503 and reason: a busy proxy, whose
+// route stays until a withdraw is answered 204. A client that reads the
+// route's uid before it withdraws (the solution's) meets the refusal on the
+// read; one that withdraws at once, on the withdraw.
 func (s *Server) RefuseWithdraws(key Key, n int, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,6 +308,67 @@ type refusal struct {
 type hold struct {
 	received time.Time     // zero until the withdraw comes
 	release  chan struct{} // closed by ReleaseWithdraw or a push of the key
+	// next is how many withdraws after this one are held in turn when the
+	// controller gives up on this one (HoldWithdraws).
+	next int
+	// late: given up, the withdraw still lands, after the next push of its
+	// key (HoldWithdrawLandingLate).
+	late bool
+	// uid is the withdraw's, gone its request's end (the client gave up),
+	// once it came; abandoned says the give-up was recorded.
+	uid       string
+	gone      <-chan struct{}
+	abandoned bool
+}
+
+// giveUpGrace is how long a push waits for the client of a withdraw of the
+// same key held in flight to be seen gone, before it takes that withdraw
+// for one still in flight: a client that gave up retries at once, and its
+// next request can reach the proxy before the closed connection does.
+const giveUpGrace = 200 * time.Millisecond
+
+// giveUpLocked records that the client gave up the held withdraw h of key:
+// it was never applied (a late one lands after the key's next push), the
+// hold is over, and the next one is held when HoldWithdraws asked for more.
+func (s *Server) giveUpLocked(key Key, h *hold) {
+	if h.abandoned {
+		return
+	}
+	h.abandoned = true
+	if s.holds[key] == h {
+		delete(s.holds, key)
+		if h.next > 0 {
+			s.holds[key] = &hold{release: make(chan struct{}), next: h.next - 1}
+		}
+	}
+	s.abandoned = append(s.abandoned, Abandoned{Key: key, UID: h.uid, Received: h.received, GaveUp: time.Now()})
+	if h.late {
+		s.late[key] = len(s.abandoned) - 1
+	}
+}
+
+// settleHeldWithdraw, before a push of key is applied, waits up to
+// giveUpGrace for the client of a withdraw of key held in flight to be
+// seen gone, and records the give-up if so: that withdraw is then no
+// request in flight beside the push.
+func (s *Server) settleHeldWithdraw(key Key) {
+	s.mu.Lock()
+	h, ok := s.holds[key]
+	var gone <-chan struct{}
+	if ok {
+		gone = h.gone
+	}
+	s.mu.Unlock()
+	if gone == nil {
+		return
+	}
+	select {
+	case <-gone:
+		s.mu.Lock()
+		s.giveUpLocked(key, h)
+		s.mu.Unlock()
+	case <-time.After(giveUpGrace):
+	}
 }
 
 // HoldWithdraw keeps the next withdraw of key in flight, unapplied and
@@ -278,10 +378,30 @@ type hold struct {
 // real proxy, where two requests of one key in flight at once may land in
 // either order). A controller that never has two requests of one key in
 // flight sends no push while its withdraw is held.
-func (s *Server) HoldWithdraw(key Key) {
+func (s *Server) HoldWithdraw(key Key) { s.HoldWithdraws(key, 1) }
+
+// HoldWithdrawLandingLate is HoldWithdraw for a withdraw that, once the
+// controller gave up on it, is still applied: right after the next push of
+// key, as a withdraw stuck in a slow proxy's pipeline lands after a push
+// sent later. Naming the uid of the route it meant, it then removes nothing
+// of a route pushed for another uid (409).
+func (s *Server) HoldWithdrawLandingLate(key Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holds[key] = &hold{release: make(chan struct{})}
+	s.holds[key] = &hold{release: make(chan struct{}), late: true}
+}
+
+// HoldWithdraws is HoldWithdraw for the next n withdraws of key, each held
+// once the controller gave up on the one before it; ReleaseWithdraw and a
+// push of key end them all.
+func (s *Server) HoldWithdraws(key Key, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n <= 0 {
+		s.releaseLocked(key)
+		return
+	}
+	s.holds[key] = &hold{release: make(chan struct{}), next: n - 1}
 }
 
 // ReleaseWithdraw lets the held withdraw of key go on; a hold no withdraw
@@ -524,14 +644,39 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) {
 		ev.Status, ev.Reason = http.StatusUnprocessableEntity, fmt.Sprintf("invalid route %+v", route)
 	default:
 		ev.Status = http.StatusNoContent
+		s.settleHeldWithdraw(key)
 		s.mu.Lock()
 		s.routes[key] = route
 		if h, ok := s.holds[key]; ok && !h.received.IsZero() {
 			s.releaseLocked(key) // the withdraw in flight lands after this push
 		}
+		s.landLateLocked(key)
 		s.mu.Unlock()
 	}
 	s.answerWith(w, ev, refused.requestIDs)
+}
+
+// landLateLocked applies the withdraw of key given up earlier that was held
+// to land late (HoldWithdrawLandingLate), as a withdraw would, and records
+// how it landed.
+func (s *Server) landLateLocked(key Key) {
+	i, ok := s.late[key]
+	if !ok {
+		return
+	}
+	delete(s.late, key)
+	a := &s.abandoned[i]
+	a.Landed = time.Now()
+	route, held := s.routes[key]
+	switch {
+	case !held:
+		a.Status = http.StatusNotFound
+	case a.UID != "" && route.UID != a.UID:
+		a.Status = http.StatusConflict
+	default:
+		a.Status, a.Removed = http.StatusNoContent, route.UID
+		delete(s.routes, key)
+	}
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
@@ -541,17 +686,13 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Method: r.Method, Key: keyOf(r), Received: time.Now(), Status: http.StatusNoContent, UID: r.URL.Query().Get("uid")}
 	s.mu.Lock()
 	if h, ok := s.holds[ev.Key]; ok && h.received.IsZero() {
-		h.received = ev.Received
+		h.received, h.uid, h.gone = ev.Received, ev.UID, r.Context().Done()
 		s.mu.Unlock()
 		select {
 		case <-h.release:
 		case <-r.Context().Done():
-			// The controller gave up: the withdraw was never applied, and
-			// the hold is over.
 			s.mu.Lock()
-			if s.holds[ev.Key] == h {
-				delete(s.holds, ev.Key)
-			}
+			s.giveUpLocked(ev.Key, h)
 			s.mu.Unlock()
 			return
 		}
@@ -583,19 +724,35 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 
 // get answers one route, recorded among the Reads (not the Events: it
 // changes nothing). While the proxy is down, or the route's connections are
-// reset, it gets no answer.
+// reset, it gets no answer; while its reads and withdraws are refused
+// (RefuseWithdraws), a 503.
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	key := keyOf(r)
 	s.mu.Lock()
-	s.reads = append(s.reads, Read{At: time.Now(), Key: key})
+	read := Read{At: time.Now(), Key: key, Status: http.StatusOK}
 	route, ok := s.routes[key]
 	unanswered := s.down || s.reset[key]
+	ref, refused := s.refuse[key]
+	switch {
+	case unanswered:
+		read.Status = 0
+	case refused:
+		if ref.left--; ref.left > 0 {
+			s.refuse[key] = ref
+		} else {
+			delete(s.refuse, key)
+		}
+		read.Status, read.Reason = http.StatusServiceUnavailable, ref.reason
+	case !ok:
+		read.Status, read.Reason = http.StatusNotFound, "no such route"
+	}
+	s.reads = append(s.reads, read)
 	s.mu.Unlock()
 	if unanswered {
 		panic(http.ErrAbortHandler) // net/http closes the connection without an answer
 	}
-	if !ok {
-		refuse(w, http.StatusNotFound, "no such route", false, 0)
+	if read.Status != http.StatusOK {
+		refuse(w, read.Status, read.Reason, false, 0)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

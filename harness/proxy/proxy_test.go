@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +282,101 @@ func TestRefusedWithdrawsKeepTheRoute(t *testing.T) {
 	}
 }
 
+// serving starts a proxy holding route as shop/web, stopped when t ends.
+func serving(t *testing.T, route Route) (s *Server, key Key, url string) {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	key, url = Key{"shop", "web"}, s.URL()+"/v1/routes/shop/web"
+	if code, _ := do(t, http.MethodPut, url, route); code != http.StatusNoContent {
+		t.Fatalf("PUT = %d, want 204", code)
+	}
+	return s, key, url
+}
+
+// giveUp sends a withdraw that gives up after 200 ms, and waits until the
+// proxy lists n withdraws given up.
+func giveUp(t *testing.T, s *Server, url string, n int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	if resp, err := (&http.Client{Timeout: 200 * time.Millisecond}).Do(req); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("a held withdraw was answered")
+	}
+	for deadline := time.Now().Add(time.Minute); len(s.Abandoned()) < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("withdraw %d, given up, is not listed as abandoned", n)
+		}
+	}
+}
+
+var webRoute = Route{Hostname: "x", Prefix: "/", Service: "web", Port: 80, Generation: 1, UID: "uid-1"}
+
+// TestRefusalsCountReadsAndWithdrawsAlike: while a route's withdraws are
+// refused, so are its reads (a busy proxy), each one of the refusals; a
+// read refused is recorded with its answer.
+func TestRefusalsCountReadsAndWithdrawsAlike(t *testing.T) {
+	s, key, url := serving(t, webRoute)
+	s.RefuseWithdraws(key, 2, "busy: reloading")
+	if code, body := do(t, http.MethodGet, url, nil); code != http.StatusServiceUnavailable || body != `{"reason":"busy: reloading"}` {
+		t.Fatalf("read during the refusal = %d %q, want 503 busy: reloading", code, body)
+	}
+	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusServiceUnavailable {
+		t.Fatalf("withdraw during the refusal = %d, want 503", code)
+	}
+	if code, _ := do(t, http.MethodGet, url, nil); code != http.StatusOK {
+		t.Fatalf("read after two refusals = %d, want 200", code)
+	}
+	if code, _ := do(t, http.MethodGet, s.URL()+"/v1/routes/shop/none", nil); code != http.StatusNotFound {
+		t.Fatalf("read of a route not held = %d, want 404", code)
+	}
+	var got []string
+	for _, r := range s.Reads() {
+		got = append(got, fmt.Sprintf("%s %d %s", r.Key, r.Status, r.Reason))
+	}
+	want := []string{"shop/web 503 busy: reloading", "shop/web 200 ", "shop/none 404 no such route"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reads recorded: %q, want %q", got, want)
+	}
+}
+
+// TestAWithdrawGivenUpIsNeverAppliedAndIsRecorded: a held withdraw whose
+// client gives up (its timeout) withdraws nothing, is no event, and is
+// listed among the abandoned withdraws.
+func TestAWithdrawGivenUpIsNeverAppliedAndIsRecorded(t *testing.T) {
+	s, key, url := serving(t, webRoute)
+	s.HoldWithdraw(key)
+	giveUp(t, s, url, 1)
+	if a := s.Abandoned()[0]; a.Key != key || !a.GaveUp.After(a.Received) {
+		t.Fatalf("abandoned: %+v", a)
+	}
+	if _, ok := s.Route(key); !ok {
+		t.Fatal("a withdraw given up removed the route")
+	}
+	if evs := s.Events(key); len(evs) != 1 {
+		t.Fatalf("events: %+v, want the push alone", evs)
+	}
+	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusNoContent {
+		t.Fatalf("the next withdraw = %d, want 204 (the hold was for one)", code)
+	}
+}
+
+// TestHoldWithdrawsHoldsEachInTurn: HoldWithdraws(n) holds the next n
+// withdraws, each once the one before it was given up; the one after them
+// lands.
+func TestHoldWithdrawsHoldsEachInTurn(t *testing.T) {
+	s, key, url := serving(t, webRoute)
+	s.HoldWithdraws(key, 2)
+	giveUp(t, s, url, 1)
+	giveUp(t, s, url, 2)
+	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusNoContent {
+		t.Fatalf("the third withdraw = %d, want 204", code)
+	}
+}
+
 // TestAHeldWithdrawLandsAfterAPushOfItsKey: a withdraw held in flight is
 // neither applied nor answered; a push of the same key that arrives
 // meanwhile is applied first and lets the withdraw land after it, as two
@@ -478,5 +575,71 @@ func TestALateWithdrawSparesARouteCreatedAgain(t *testing.T) {
 	}
 	if got, ok := s.Route(key); !ok || got.UID != "uid-2" {
 		t.Fatalf("the proxy holds %+v (%v), want the route of uid-2", got, ok)
+	}
+}
+
+// TestAWithdrawGivenUpLandsLateAfterTheNextPush: held to land late, a
+// withdraw the client gave up on is applied right after the key's next
+// push. Naming the old route's uid, it spares the route pushed for a new
+// uid (409); naming none, it removes it.
+func TestAWithdrawGivenUpLandsLateAfterTheNextPush(t *testing.T) {
+	for _, tc := range []struct {
+		query      string
+		status     int
+		removed    string
+		routeStays bool
+	}{
+		{"?uid=uid-1", http.StatusConflict, "", true},
+		{"", http.StatusNoContent, "uid-2", false},
+	} {
+		t.Run("withdraw"+tc.query, func(t *testing.T) {
+			s, key, url := serving(t, webRoute)
+			s.HoldWithdrawLandingLate(key)
+			giveUp(t, s, url+tc.query, 1)
+			if _, ok := s.Route(key); !ok {
+				t.Fatal("a withdraw given up removed the route before any push")
+			}
+			again := webRoute
+			again.UID = "uid-2"
+			if code, _ := do(t, http.MethodPut, url, again); code != http.StatusNoContent {
+				t.Fatalf("PUT of the EdgeRoute created again = %d, want 204", code)
+			}
+			a := s.Abandoned()[0]
+			if a.Landed.IsZero() || a.Status != tc.status || a.Removed != tc.removed {
+				t.Fatalf("the late withdraw: %+v, want landed with %d, removing %q", a, tc.status, tc.removed)
+			}
+			if _, ok := s.Route(key); ok != tc.routeStays {
+				t.Fatalf("after the late withdraw the route is held: %v, want %v", ok, tc.routeStays)
+			}
+		})
+	}
+}
+
+// TestAPushRightAfterAGiveUpFindsTheWithdrawGivenUp: a client that gives up
+// a held withdraw and pushes the same key at once may reach the proxy with
+// the push before its closed connection does: the push waits to see it
+// gone, so the withdraw is recorded given up, never applied, and no
+// request in flight beside the push.
+func TestAPushRightAfterAGiveUpFindsTheWithdrawGivenUp(t *testing.T) {
+	s, key, url := serving(t, webRoute)
+	s.HoldWithdraw(key)
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	if resp, err := (&http.Client{Timeout: 200 * time.Millisecond}).Do(req); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("a held withdraw was answered")
+	}
+	if code, _ := do(t, http.MethodPut, url, webRoute); code != http.StatusNoContent {
+		t.Fatalf("PUT right after the give-up = %d, want 204", code)
+	}
+	if n := len(s.Abandoned()); n != 1 {
+		t.Fatalf("%d withdraws recorded given up, want 1", n)
+	}
+	for _, ev := range s.Events(key) {
+		if ev.Method == http.MethodDelete {
+			t.Fatalf("the withdraw given up was applied and answered: %+v", ev)
+		}
+	}
+	if _, ok := s.Route(key); !ok {
+		t.Fatal("the route pushed after the give-up is not held")
 	}
 }

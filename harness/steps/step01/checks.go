@@ -433,9 +433,10 @@ Service disappears, the Service watch must trigger a reconcile (if nothing follo
 deletion, the watch is missing: see self-heal). That pass sets Accepted=False
 (ServiceNotFound), and Programmed must not stay True from an earlier pass: withdraw the
 route from the data plane (Remove is idempotent) and set Programmed=False. A busy proxy
-refuses the first withdraws of one route (503): the route is still served, so the
-pass that wrote the status must still return the withdraw's error, for the queue to
-retry it with backoff; no event will come to try it again.`,
+refuses the first withdraws of one route (503), and leaves the first withdraw of
+another unanswered until your controller gives up on it: either way the route is still
+served, so the pass that wrote the status must still return the withdraw's error, for
+the queue to retry it with backoff; no event will come to try it again.`,
 	Run: func(ctx context.Context, t *checks.T) {
 		createService(ctx, t, "gone-svc")
 		r := t.NewRoute(ctx, "gone", "gone-svc", 8080)
@@ -450,15 +451,27 @@ retry it with backoff; no event will come to try it again.`,
 		}
 		t.ProxyHolds(ctx, t.Timeouts.Converge, r.Name, r2.Name)
 
-		// A busy proxy refuses the first withdraws of one of the routes:
+		// A busy proxy refuses the first reads and withdraws of one of the routes:
 		// the route is still served until a withdraw is answered.
-		t.Did(evidence.ProxyChanged, r2.Object(), "the proxy will refuse the next %d withdraws of %s (503 %s)", busyWithdraws, r2, busyReason)
+		t.Did(evidence.ProxyChanged, r2.Object(), "the proxy will refuse the next %d reads or withdraws of %s (503 %s)", busyWithdraws, r2, busyReason)
 		t.Proxy.RefuseWithdraws(r2.Key(), busyWithdraws, busyReason)
 		defer t.Proxy.RefuseWithdraws(r2.Key(), 0, "")
+		// A proxy that does not answer: the first withdraws of the other
+		// route stay in flight, unanswered and unapplied, until the
+		// controller gives up on each (its timeout): more than the passes
+		// the Service's deletion and a status write wake. A withdraw with
+		// no answer withdrew nothing.
+		t.Did(evidence.ProxyChanged, r.Object(), "the proxy will keep the next %d withdraws of %s in flight, unanswered and never applied, each until the controller gives up on it", unansweredWithdraws, r)
+		t.Proxy.HoldWithdraws(r.Key(), unansweredWithdraws)
+		defer t.Proxy.ReleaseWithdraw(r.Key())
 		deleteService(ctx, t, r.Service)
+		awaitGiveUp(ctx, t, r, unansweredWithdraws)
 		reachesAll(ctx, t, t.Timeouts.Converge, r.Service, []*checks.Route{r, r2}, serviceNotFound, programmedFalse)
 		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+r2.Name+" that the proxy refused at first", func() error {
 			return withdrawnAfterRefusals(t, r2, ClauseMissing)
+		})
+		t.WaitFor(ctx, t.Timeouts.Converge, "the withdraw of "+r.Name+" after the one the controller gave up on", func() error {
+			return withdrawnAfterRefusals(t, r, ClauseMissing)
 		})
 		t.ProxyHolds(ctx, t.Timeouts.Converge)
 		elsewhere(ctx, t, other, acceptedTrue, programmedTrue)
@@ -942,37 +955,112 @@ func onItsWayOut(t *checks.T, r *checks.Route, deleted time.Time, deletedGen int
 		"  observed: %s", r, deletedGen, ClauseDeleted, strings.Join(seen, "; "))
 }
 
-// busyWithdraws is how many withdraws of its route the proxy refuses in
-// route-deleted, heldWithdraws how many of the route whose EdgeRoute
-// another controller's finalizer keeps (more than the passes its deletion
-// and its own status write wake), and busyReason what it answers.
+// busyWithdraws is how many reads or withdraws of its route the proxy
+// refuses in route-deleted, heldWithdraws how many of the route whose
+// EdgeRoute another controller's finalizer keeps (more than the passes its
+// deletion and its own status write wake), and busyReason what it answers.
 const (
 	busyWithdraws = 2
 	heldWithdraws = 3
 	busyReason    = "busy: reloading its configuration, try again"
 )
 
+// unansweredWithdraws is how many withdraws of a route service-removed
+// keeps unanswered; giveUpBound how long it keeps one when the controller
+// does not give up on it first (twice the scaffold's --dataplane-timeout):
+// then the proxy answers it.
+const (
+	unansweredWithdraws = 2
+	giveUpBound         = 10 * time.Second
+)
+
+// awaitGiveUp waits until the controller gave up the n withdraws of r that
+// the proxy keeps in flight (proxy.HoldWithdraws), or, when it waits for an
+// answer longer than giveUpBound, lets the proxy answer it then.
+func awaitGiveUp(ctx context.Context, t *checks.T, r *checks.Route, n int) {
+	wait := time.Duration(n)*giveUpBound + t.Timeouts.Converge
+	t.WaitFor(ctx, wait, fmt.Sprintf("the controller to give up the %d withdraws of %s that the proxy keeps unanswered", n, r.Name), func() error {
+		given := 0
+		for _, a := range t.Proxy.Abandoned() {
+			if a.Key == r.Key() {
+				given++
+			}
+		}
+		if given >= n {
+			return nil
+		}
+		at, held := t.Proxy.WithdrawHeld(r.Key())
+		if held && time.Since(at) > giveUpBound {
+			t.Proxy.ReleaseWithdraw(r.Key())
+			t.Logf("the controller waited over %s for the answer to its withdraw of %s; the proxy answered it then", giveUpBound, r)
+			return nil
+		}
+		if held {
+			return fmt.Errorf("the proxy keeps a withdraw of %s, received at %s, unanswered (%d of %d given up so far)", r.Key(), at.Format("15:04:05.000"), given, n)
+		}
+		return fmt.Errorf("the proxy\n  expected: %d withdraws of %s, whose Service is gone, each kept unanswered until the controller gives up on it\n  observed: %d given up, and none in flight",
+			n, r.Key(), given)
+	})
+}
+
 // withdrawnAfterRefusals says whether the proxy no longer holds r's route,
-// and if it does, which withdraws it refused and whether any came after.
+// and if it does, what the controller asked of it (reads of the route and
+// withdraws, with their answers) and whether anything came after.
 func withdrawnAfterRefusals(t *checks.T, r *checks.Route, clause string) error {
 	if _, held := t.Proxy.Route(r.Key()); !held {
 		return nil
 	}
-	var refused []string
-	var last time.Time
-	for _, ev := range t.Proxy.Events(r.Key()) {
-		if ev.Method != http.MethodDelete {
-			continue
-		}
-		refused = append(refused, fmt.Sprintf("%s answered %s", ev.Received.Format("15:04:05.000"), ev.Answer()))
-		last = ev.Answered
+	type asked struct {
+		at   time.Time
+		what string
 	}
-	if len(refused) == 0 {
+	var seen []asked
+	withdraws := 0
+	for _, rd := range t.Proxy.Reads() {
+		if rd.Key == r.Key() {
+			seen = append(seen, asked{rd.At, fmt.Sprintf("%s a read answered %s", rd.At.Format("15:04:05.000"), readAnswer(rd))})
+		}
+	}
+	for _, ev := range t.Proxy.Events(r.Key()) {
+		if ev.Method == http.MethodDelete {
+			withdraws++
+			seen = append(seen, asked{ev.Answered, fmt.Sprintf("%s a withdraw answered %s", ev.Received.Format("15:04:05.000"), ev.Answer())})
+		}
+	}
+	for _, a := range t.Proxy.Abandoned() {
+		if a.Key == r.Key() {
+			withdraws++
+			seen = append(seen, asked{a.GaveUp, fmt.Sprintf("%s a withdraw it gave up on at %s, unanswered: never applied",
+				a.Received.Format("15:04:05.000"), a.GaveUp.Format("15:04:05.000"))})
+		}
+	}
+	if len(seen) == 0 {
 		return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s)\n  observed: still served, and no withdraw of it was asked for", r.Name, clause)
 	}
-	return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s): a refused withdraw leaves it served\n"+
-		"  observed: still served; the withdraws asked for: %s; none since %s",
-		r.Name, clause, strings.Join(refused, "; "), last.Format("15:04:05.000"))
+	slices.SortFunc(seen, func(a, b asked) int { return a.at.Compare(b.at) })
+	lines := make([]string, len(seen))
+	for i, a := range seen {
+		lines[i] = a.what
+	}
+	none := ""
+	if withdraws == 0 {
+		none = "; no withdraw of it was asked for"
+	}
+	return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s): a refused read or withdraw leaves it served\n"+
+		"  observed: still served; what the controller asked of it: %s%s; none since %s",
+		r.Name, clause, strings.Join(lines, "; "), none, seen[len(seen)-1].at.Format("15:04:05.000"))
+}
+
+// readAnswer says how the proxy answered a read of one route.
+func readAnswer(rd proxy.Read) string {
+	switch rd.Status {
+	case 0:
+		return "nothing (the proxy was down)"
+	case http.StatusOK:
+		return "200 (the route)"
+	default:
+		return fmt.Sprintf("%d %s", rd.Status, rd.Reason)
+	}
 }
 
 // gone waits until the EdgeRoute no longer exists.
@@ -1099,8 +1187,9 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 		t.Did(evidence.ProxyChanged, "", "the proxy refuses to list its routes (503) for %s from the first listing, as a proxy still starting would", listRefusal)
 		t.Proxy.RefuseListing(listRefusal)
 		defer t.Proxy.RefuseListing(0)
-		t.Did(evidence.ProxyChanged, again.Object(), "the proxy will keep the next withdraw of %s in flight, unanswered, while its EdgeRoute is created again", again)
-		t.Proxy.HoldWithdraw(again.Key())
+		t.Did(evidence.ProxyChanged, again.Object(), "the proxy will keep the next withdraw of %s in flight, unanswered, while its EdgeRoute is created again; "+
+			"given up, it lands late, after the next push of that name", again)
+		t.Proxy.HoldWithdrawLandingLate(again.Key())
 		defer t.Proxy.ReleaseWithdraw(again.Key())
 		// The proxy is shared: it also holds a route of a namespace this
 		// controller does not watch, put there by another shard's.
@@ -1155,12 +1244,15 @@ one key to two workers at once, so the withdraw and the push of one name take tu
 
 // recreatedInFlight creates r again, under the name of an EdgeRoute deleted
 // while the controller was stopped, while the proxy holds the withdraw of
-// the old one in flight (proxy.HoldWithdraw): the new EdgeRoute must end
-// programmed and routed (Q-RESTART). The hold ends when a push of r arrives
-// (the proxy then applies the push, and the withdraw after it) or after
-// holdWindow. It returns what the proxy's requests show when the new
-// EdgeRoute's push and the old one's withdraw were in flight at once, for
-// the check to judge last: its other findings name a cause more precisely.
+// the old one in flight (proxy.HoldWithdrawLandingLate): the new EdgeRoute
+// must end programmed and routed (Q-RESTART). The hold ends when a push of
+// r arrives (the proxy then applies the push, and the withdraw after it),
+// when the controller gives up on the withdraw (which then lands after the
+// next push of r, as a slow proxy's would), or after giveUpBound. It
+// returns what the proxy's requests show when the new EdgeRoute's push and
+// the old one's withdraw were in flight at once, or when the old one's
+// withdraw, landing late, removed the new one's route, for the check to
+// judge last: its other findings name a cause more precisely.
 func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stopped time.Time, shared string) (overlap string) {
 	var sent time.Time
 	t.WaitPatiently(ctx, t.Timeouts.Converge, "the withdraw of "+r.String()+" to reach the proxy", func() error {
@@ -1179,9 +1271,9 @@ func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stoppe
 		gone(ctx, t, r)
 	}
 	again := t.NewRoute(ctx, r.Name, r.Service, 8080)
-	for end := time.Now().Add(holdWindow); time.Now().Before(end); t.Sleep(ctx, 50*time.Millisecond) {
+	for end := sent.Add(giveUpBound); time.Now().Before(end); t.Sleep(ctx, 50*time.Millisecond) {
 		if _, held := t.Proxy.WithdrawHeld(r.Key()); !held {
-			break // a push of the new EdgeRoute arrived while the withdraw was in flight
+			break // a push of the new EdgeRoute arrived while the withdraw was in flight, or the controller gave up on it
 		}
 	}
 	t.Proxy.ReleaseWithdraw(r.Key())
@@ -1191,12 +1283,35 @@ func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stoppe
 			return nil
 		}
 		what, _ := inFlightAtOnce(t.Proxy.Events(again.Key()), sent)
+		if late := landedLate(t.Proxy.Abandoned(), again.Key(), sent); late != "" {
+			what = late
+		}
 		return fmt.Errorf("the proxy holds no route for %s, created again under the name of an EdgeRoute deleted while the controller was stopped, "+
 			"although its status says Programmed=True\n  expected: routed once the controller is back (%s)\n  observed: %s",
 			again, ClauseRestart, what)
 	})
 	if what, overlapped := inFlightAtOnce(t.Proxy.Events(again.Key()), sent); overlapped {
 		return what
+	}
+	return landedLate(t.Proxy.Abandoned(), again.Key(), sent)
+}
+
+// landedLate says how the withdraw of key sent at sent, which the
+// controller gave up on and the proxy applied late, after a push of the
+// EdgeRoute created again, removed that EdgeRoute's route; "" when it did
+// not (it named the old route's uid, and the proxy refused it: 409).
+func landedLate(abandoned []proxy.Abandoned, key proxy.Key, sent time.Time) string {
+	for _, a := range abandoned {
+		if a.Key != key || !a.Received.Equal(sent) || a.Landed.IsZero() || a.Removed == "" || a.Removed == a.UID {
+			continue
+		}
+		uid := "naming no uid"
+		if a.UID != "" {
+			uid = "naming uid " + a.UID
+		}
+		return fmt.Sprintf("the withdraw of the old EdgeRoute, sent at %s %s and given up at %s, landed at %s, after the push of the new one, "+
+			"and removed the new one's route (uid %s): a withdraw that names the uid of the route it means is refused (409) when it lands that late",
+			a.Received.Format("15:04:05.000"), uid, a.GaveUp.Format("15:04:05.000"), a.Landed.Format("15:04:05.000"), a.Removed)
 	}
 	return ""
 }
@@ -1225,11 +1340,6 @@ func inFlightAtOnce(events []proxy.Event, sent time.Time) (string, bool) {
 	return fmt.Sprintf("the withdraw of the old EdgeRoute, sent at %s, was answered at %s, and no push of the new one was answered after it",
 		withdraw.Received.Format("15:04:05.000"), withdraw.Answered.Format("15:04:05.000")), false
 }
-
-// holdWindow is how long deleted-while-down keeps the withdraw of a deleted
-// EdgeRoute's route in flight once an EdgeRoute of that name exists again:
-// time for a push of the new one to arrive, if anything sends it then.
-const holdWindow = 2 * time.Second
 
 // listRefusal is how long deleted-while-down's proxy refuses to list its
 // routes after the restart, from the first listing it refuses.

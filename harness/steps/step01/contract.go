@@ -33,7 +33,7 @@ const (
 // Contract is step 01's contract, clause by clause.
 func Contract() []step.Clause {
 	return []step.Clause{
-		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn (a refused withdraw tried again until one is answered)"},
+		{ID: ClauseMissing, Rule: "target Service missing: Accepted=False/ServiceNotFound, Programmed=False (never True), route withdrawn (a withdraw refused or never answered, or a refused read of the route, withdrew nothing: tried again until one is answered)"},
 		{ID: ClauseAcked, Rule: "Service exists, push ACKed: Accepted=True/Valid, Programmed=True/Synced, the route present with the current spec"},
 		{ID: ClauseNacked, Rule: "Service exists, push NACKed: Accepted=True/Valid, Programmed=False/PushFailed with the NACK's reason; the data plane as the proxy left it (no withdraw)"},
 		{ID: ClauseDeleted, Rule: "EdgeRoute deleted: its route withdrawn (a refused withdraw tried again until one is answered) and the object gone (a finalizer removed after the withdraw), also when deleted while the controller was down, also when the proxy cannot be listed at first, and also while another controller's finalizer keeps the object (never pushed again nor reported Programmed=True meanwhile)"},
@@ -51,7 +51,7 @@ func Contract() []step.Clause {
 		{ID: ClauseNoFlap, Rule: "a route that should stay programmed is never withdrawn, not even for a moment"},
 		{ID: ClauseQuiet, Rule: "a converged controller writes nothing, pushes nothing and reconciles nothing"},
 		{ID: ClauseBackoff, Rule: "a refused push is retried with backoff, never in a tight loop"},
-		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch, with no events: (1) the EdgeRoutes deleted while it was down are withdrawn; (2) a failed listing of the proxy is retried with backoff, never taken for an empty table; (3) an EdgeRoute created again ends routed, even while the old withdraw is unanswered; (4) a route it cannot judge on a shared proxy (a namespace it does not watch) is left alone, and keeps no orphan from being withdrawn"},
+		{ID: ClauseRestart, Rule: "a restarted controller reconverges from scratch, with no events: (1) the EdgeRoutes deleted while it was down are withdrawn; (2) a failed listing of the proxy is retried with backoff, never taken for an empty table; (3) an EdgeRoute created again ends routed, even while the old withdraw is unanswered or lands late (a withdraw names the uid it means); (4) a route it cannot judge on a shared proxy (a namespace it does not watch) is left alone, and keeps no orphan from being withdrawn"},
 		{ID: ClauseOneAtATime, Rule: "one request of a route at a time: a push or withdraw is sent only once the proxy has answered the last one sent for that route, or the controller has given it up (closed its connection)"},
 		{ID: ClauseSchema, Rule: "the CRD rejects invalid specs with a readable message, has the status subresource and the condition columns"},
 		{ID: ClauseRBAC, Rule: "the controller's generated role grants what it reads and writes"},
