@@ -443,10 +443,14 @@ func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
 	if err == nil {
 		t.Fatal("a poller's longer window cleared the tally's verdict")
 	}
-	for _, want := range []string{summed, "in the 2s window after them, judged alone, the controller's threads woke 180 times", "does not take a controller's word"} {
+	for _, want := range []string{summed, "does not take a controller's word"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the verdict does not say %q:\n%v", want, err)
 		}
+	}
+	// The window is 2s long, or a little more on a loaded machine.
+	if !regexp.MustCompile(`in the 2(\.[0-9]+)?s window after them, judged alone, the controller's threads woke 180 times`).MatchString(err.Error()) {
+		t.Errorf("the verdict does not give the longer window's figures:\n%v", err)
 	}
 	if n := strings.Count(err.Error(), "an idle controller-runtime manager"); n > 1 {
 		t.Errorf("the verdict names the idle bounds %d times:\n%v", n, err)
@@ -456,7 +460,8 @@ func TestATalliedTimerIsConfirmedByALongerWindow(t *testing.T) {
 	if err := idle.ConfirmKernelWork(context.Background(), keys, summed); err != nil {
 		t.Fatalf("an idle controller's longer window did not clear the verdict: %v", err)
 	}
-	if notes := notesOf(idle); !strings.Contains(notes, "in the 2s window after that the controller's threads woke 30 times") || !strings.Contains(notes, "not a timer") {
+	// The window is 2s long, or a little more on a loaded machine.
+	if notes := notesOf(idle); !regexp.MustCompile(`in the 2(\.[0-9]+)?s window after that the controller's threads woke 30 times`).MatchString(notes) || !strings.Contains(notes, "not a timer") {
 		t.Errorf("no note says the longer window was idle:\n%s", notes)
 	}
 }
