@@ -143,12 +143,18 @@ type Abandoned struct {
 	Removed string
 }
 
-// Abandoned returns the held withdraws the controller gave up on, oldest
-// first.
-func (s *Server) Abandoned() []Abandoned {
+// Abandoned returns the held withdraws of key the controller gave up on,
+// oldest first.
+func (s *Server) Abandoned(key Key) []Abandoned {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Abandoned(nil), s.abandoned...)
+	var out []Abandoned
+	for _, a := range s.abandoned {
+		if a.Key == key {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Read is one GET of a single route the proxy got (a withdraw reads the
@@ -295,6 +301,22 @@ func (s *Server) RefuseWithdraws(key Key, n int, reason string) {
 		return
 	}
 	s.refuse[key] = refusal{left: n, reason: reason}
+}
+
+// refusedLocked takes one of the refusals RefuseWithdraws left for key, if
+// any, setting *reason to what the refusal answers.
+func (s *Server) refusedLocked(key Key, reason *string) bool {
+	ref, ok := s.refuse[key]
+	if !ok {
+		return false
+	}
+	if ref.left--; ref.left > 0 {
+		s.refuse[key] = ref
+	} else {
+		delete(s.refuse, key)
+	}
+	*reason = ref.reason
+	return true
 }
 
 // refusal is what is left of a RefuseWithdraws.
@@ -698,14 +720,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 	}
-	if ref, ok := s.refuse[ev.Key]; ok {
-		if ref.left--; ref.left > 0 {
-			s.refuse[ev.Key] = ref
-		} else {
-			delete(s.refuse, ev.Key)
-		}
+	if s.refusedLocked(ev.Key, &ev.Reason) {
 		s.mu.Unlock()
-		ev.Status, ev.Reason = http.StatusServiceUnavailable, ref.reason
+		ev.Status = http.StatusServiceUnavailable
 		s.answer(w, ev)
 		return
 	}
@@ -732,17 +749,11 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	read := Read{At: time.Now(), Key: key, Status: http.StatusOK}
 	route, ok := s.routes[key]
 	unanswered := s.down || s.reset[key]
-	ref, refused := s.refuse[key]
 	switch {
 	case unanswered:
 		read.Status = 0
-	case refused:
-		if ref.left--; ref.left > 0 {
-			s.refuse[key] = ref
-		} else {
-			delete(s.refuse, key)
-		}
-		read.Status, read.Reason = http.StatusServiceUnavailable, ref.reason
+	case s.refusedLocked(key, &read.Reason):
+		read.Status = http.StatusServiceUnavailable
 	case !ok:
 		read.Status, read.Reason = http.StatusNotFound, "no such route"
 	}

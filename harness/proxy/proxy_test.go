@@ -297,16 +297,16 @@ func serving(t *testing.T, route Route) (s *Server, key Key, url string) {
 	return s, key, url
 }
 
-// giveUp sends a withdraw that gives up after 200 ms, and waits until the
-// proxy lists n withdraws given up.
-func giveUp(t *testing.T, s *Server, url string, n int) {
+// giveUp sends a withdraw of key (at url) that gives up after 200 ms, and
+// waits until the proxy lists n withdraws of key given up.
+func giveUp(t *testing.T, s *Server, key Key, url string, n int) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
 	if resp, err := (&http.Client{Timeout: 200 * time.Millisecond}).Do(req); err == nil {
 		_ = resp.Body.Close()
 		t.Fatal("a held withdraw was answered")
 	}
-	for deadline := time.Now().Add(time.Minute); len(s.Abandoned()) < n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); len(s.Abandoned(key)) < n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("withdraw %d, given up, is not listed as abandoned", n)
 		}
@@ -349,8 +349,8 @@ func TestRefusalsCountReadsAndWithdrawsAlike(t *testing.T) {
 func TestAWithdrawGivenUpIsNeverAppliedAndIsRecorded(t *testing.T) {
 	s, key, url := serving(t, webRoute)
 	s.HoldWithdraw(key)
-	giveUp(t, s, url, 1)
-	if a := s.Abandoned()[0]; a.Key != key || !a.GaveUp.After(a.Received) {
+	giveUp(t, s, key, url, 1)
+	if a := s.Abandoned(key)[0]; a.Key != key || !a.GaveUp.After(a.Received) {
 		t.Fatalf("abandoned: %+v", a)
 	}
 	if _, ok := s.Route(key); !ok {
@@ -370,8 +370,8 @@ func TestAWithdrawGivenUpIsNeverAppliedAndIsRecorded(t *testing.T) {
 func TestHoldWithdrawsHoldsEachInTurn(t *testing.T) {
 	s, key, url := serving(t, webRoute)
 	s.HoldWithdraws(key, 2)
-	giveUp(t, s, url, 1)
-	giveUp(t, s, url, 2)
+	giveUp(t, s, key, url, 1)
+	giveUp(t, s, key, url, 2)
 	if code, _ := do(t, http.MethodDelete, url, nil); code != http.StatusNoContent {
 		t.Fatalf("the third withdraw = %d, want 204", code)
 	}
@@ -595,7 +595,7 @@ func TestAWithdrawGivenUpLandsLateAfterTheNextPush(t *testing.T) {
 		t.Run("withdraw"+tc.query, func(t *testing.T) {
 			s, key, url := serving(t, webRoute)
 			s.HoldWithdrawLandingLate(key)
-			giveUp(t, s, url+tc.query, 1)
+			giveUp(t, s, key, url+tc.query, 1)
 			if _, ok := s.Route(key); !ok {
 				t.Fatal("a withdraw given up removed the route before any push")
 			}
@@ -604,7 +604,7 @@ func TestAWithdrawGivenUpLandsLateAfterTheNextPush(t *testing.T) {
 			if code, _ := do(t, http.MethodPut, url, again); code != http.StatusNoContent {
 				t.Fatalf("PUT of the EdgeRoute created again = %d, want 204", code)
 			}
-			a := s.Abandoned()[0]
+			a := s.Abandoned(key)[0]
 			if a.Landed.IsZero() || a.Status != tc.status || a.Removed != tc.removed {
 				t.Fatalf("the late withdraw: %+v, want landed with %d, removing %q", a, tc.status, tc.removed)
 			}
@@ -631,7 +631,7 @@ func TestAPushRightAfterAGiveUpFindsTheWithdrawGivenUp(t *testing.T) {
 	if code, _ := do(t, http.MethodPut, url, webRoute); code != http.StatusNoContent {
 		t.Fatalf("PUT right after the give-up = %d, want 204", code)
 	}
-	if n := len(s.Abandoned()); n != 1 {
+	if n := len(s.Abandoned(key)); n != 1 {
 		t.Fatalf("%d withdraws recorded given up, want 1", n)
 	}
 	for _, ev := range s.Events(key) {

@@ -433,8 +433,8 @@ Service disappears, the Service watch must trigger a reconcile (if nothing follo
 deletion, the watch is missing: see self-heal). That pass sets Accepted=False
 (ServiceNotFound), and Programmed must not stay True from an earlier pass: withdraw the
 route from the data plane (Remove is idempotent) and set Programmed=False. A busy proxy
-refuses the first withdraws of one route (503), and leaves the first withdraw of
-another unanswered until your controller gives up on it: either way the route is still
+refuses the first withdraws of one route (503), and leaves the first two withdraws of
+another unanswered until your controller gives up on each: either way the route is still
 served, so the pass that wrote the status must still return the withdraw's error, for
 the queue to retry it with backoff; no event will come to try it again.`,
 	Run: func(ctx context.Context, t *checks.T) {
@@ -980,12 +980,7 @@ const (
 func awaitGiveUp(ctx context.Context, t *checks.T, r *checks.Route, n int) {
 	wait := time.Duration(n)*giveUpBound + t.Timeouts.Converge
 	t.WaitFor(ctx, wait, fmt.Sprintf("the controller to give up the %d withdraws of %s that the proxy keeps unanswered", n, r.Name), func() error {
-		given := 0
-		for _, a := range t.Proxy.Abandoned() {
-			if a.Key == r.Key() {
-				given++
-			}
-		}
+		given := len(t.Proxy.Abandoned(r.Key()))
 		if given >= n {
 			return nil
 		}
@@ -1027,12 +1022,10 @@ func withdrawnAfterRefusals(t *checks.T, r *checks.Route, clause string) error {
 			seen = append(seen, asked{ev.Answered, fmt.Sprintf("%s a withdraw answered %s", ev.Received.Format("15:04:05.000"), ev.Answer())})
 		}
 	}
-	for _, a := range t.Proxy.Abandoned() {
-		if a.Key == r.Key() {
-			withdraws++
-			seen = append(seen, asked{a.GaveUp, fmt.Sprintf("%s a withdraw it gave up on at %s, unanswered: never applied",
-				a.Received.Format("15:04:05.000"), a.GaveUp.Format("15:04:05.000"))})
-		}
+	for _, a := range t.Proxy.Abandoned(r.Key()) {
+		withdraws++
+		seen = append(seen, asked{a.GaveUp, fmt.Sprintf("%s a withdraw it gave up on at %s, unanswered: never applied",
+			a.Received.Format("15:04:05.000"), a.GaveUp.Format("15:04:05.000"))})
 	}
 	if len(seen) == 0 {
 		return fmt.Errorf("the proxy\n  expected: route %s withdrawn (%s)\n  observed: still served, and no withdraw of it was asked for", r.Name, clause)
@@ -1283,7 +1276,7 @@ func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stoppe
 			return nil
 		}
 		what, _ := inFlightAtOnce(t.Proxy.Events(again.Key()), sent)
-		if late := landedLate(t.Proxy.Abandoned(), again.Key(), sent); late != "" {
+		if late := landedLate(t.Proxy.Abandoned(again.Key()), sent); late != "" {
 			what = late
 		}
 		return fmt.Errorf("the proxy holds no route for %s, created again under the name of an EdgeRoute deleted while the controller was stopped, "+
@@ -1293,16 +1286,17 @@ func recreatedInFlight(ctx context.Context, t *checks.T, r *checks.Route, stoppe
 	if what, overlapped := inFlightAtOnce(t.Proxy.Events(again.Key()), sent); overlapped {
 		return what
 	}
-	return landedLate(t.Proxy.Abandoned(), again.Key(), sent)
+	return landedLate(t.Proxy.Abandoned(again.Key()), sent)
 }
 
-// landedLate says how the withdraw of key sent at sent, which the
-// controller gave up on and the proxy applied late, after a push of the
-// EdgeRoute created again, removed that EdgeRoute's route; "" when it did
-// not (it named the old route's uid, and the proxy refused it: 409).
-func landedLate(abandoned []proxy.Abandoned, key proxy.Key, sent time.Time) string {
+// landedLate says how the withdraw sent at sent, among a route's abandoned
+// ones, which the controller gave up on and the proxy applied late, after a
+// push of the EdgeRoute created again, removed that EdgeRoute's route; ""
+// when it did not (it named the old route's uid, and the proxy refused it:
+// 409).
+func landedLate(abandoned []proxy.Abandoned, sent time.Time) string {
 	for _, a := range abandoned {
-		if a.Key != key || !a.Received.Equal(sent) || a.Landed.IsZero() || a.Removed == "" || a.Removed == a.UID {
+		if !a.Received.Equal(sent) || a.Landed.IsZero() || a.Removed == "" || a.Removed == a.UID {
 			continue
 		}
 		uid := "naming no uid"
