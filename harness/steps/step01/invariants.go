@@ -47,7 +47,7 @@ func invariants() []checks.Invariant {
 		{
 			Clause: ClauseObsGen,
 			Rule:   "every condition a status write carries has the observedGeneration of a generation the EdgeRoute has had: never 0, never above its generation",
-			Fix:    "stamp every condition you write with the generation of the EdgeRoute you read (setCondition does), on every path: a deletion's too",
+			Fix:    "stamp every condition you write with the generation of the EdgeRoute you read (what setCondition is for), on every path: a deletion's too",
 			Eval:   unstampedConditions,
 		},
 		{
@@ -59,7 +59,7 @@ func invariants() []checks.Invariant {
 		{
 			Clause: ClauseNoChurn,
 			Rule:   "a condition's lastTransitionTime moves only when its status changes",
-			Fix:    "keep a condition's lastTransitionTime while its status stays, and move it only with the status (setCondition does)",
+			Fix:    "keep a condition's lastTransitionTime while its status stays, and move it only with the status",
 			Eval:   transitionsWithoutChange,
 		},
 	}

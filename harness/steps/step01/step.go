@@ -44,7 +44,7 @@ func Step() step.Step {
 		Triggers:    []evidence.Trigger{ServiceCreated, ServiceDeleted, ServiceTouched},
 		HandRun:     handRun(),
 		Evidence:    questionEvidence(),
-		UnitTests:   "^TestConditionsFor$",
+		UnitTests:   "^(TestConditionsFor|TestSetCondition)$",
 		UnitPackage: "./internal/controller",
 	}
 }

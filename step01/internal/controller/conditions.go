@@ -1,14 +1,9 @@
 package controller
 
 import (
-	"errors"
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	netv1 "github.com/10xdev/gw10/step01/api/v1"
-	"github.com/10xdev/gw10/step01/internal/dataplane"
 )
 
 // observation is what one Reconcile pass saw of the world.
@@ -31,43 +26,29 @@ type observation struct {
 // clause.
 //
 // Every message is a function of what was observed, never an error's text
-// (the chapter's q-nack-message asks why): a refusal's message is what
-// refusalOf says, never "dial tcp 127.0.0.1:41234: connection refused".
+// (the chapter's q-nack-message asks why): a refusal's message says what the
+// proxy answered (a dataplane.NACKError holds its status and reason) or that
+// it did not answer, never "dial tcp 127.0.0.1:41234: connection refused".
 // The error, with every detail, belongs in the log.
 func conditionsFor(obs observation) []metav1.Condition {
 	// TODO(step01): Return the Accepted and Programmed conditions for obs, following the
 	// status contract's table (checks: missing-service,
 	// self-heal, service-removed, push-failure). Messages must not carry an
-	// error's text: refusalOf says what a refusal may put in one.
+	// error's text (contract: ST-MESSAGE).
 	return nil
 }
 
-// withdrawal is the message of a condition whose route was withdrawn
-// (Programmed's, for a missing Service and for a deletion): why
-// (the situation, as a reader would put it: "the EdgeRoute is being
-// deleted"), then that the route is out of the data plane, or, when the
-// withdraw failed, that it may still be served.
-func withdrawal(why string, withdrawErr error) string {
-	if withdrawErr != nil {
-		return why + "; withdrawing its route failed, the data plane may still serve it: " + refusalOf(withdrawErr)
-	}
-	return why + ": its route is withdrawn from the data plane"
-}
+// TODO(step01): Helpers for conditionsFor's messages go here, if it needs any. The
+// table's rows the given tests leave out say what a message must hold
+// when a withdraw fails (contract: S-MISSING, S-DELETED, ST-MESSAGE).
 
-// refusalOf is what a condition message may say of a failed push or
-// withdraw: the NACK's status and reason, or "data plane unreachable" when
-// the proxy did not answer (a reset connection, a timeout).
-func refusalOf(err error) string {
-	if nack, ok := errors.AsType[*dataplane.NACKError](err); ok {
-		return fmt.Sprintf("the data plane refused it (HTTP %d): %s", nack.StatusCode, nack.Reason)
-	}
-	return "data plane unreachable"
-}
-
-// setCondition sets c on the EdgeRoute (meta.SetStatusCondition), stamped
-// with the generation it describes, and says whether that changed the
-// EdgeRoute's conditions.
+// setCondition sets c on the EdgeRoute's conditions and says whether that
+// changed them (TestSetCondition).
 func setCondition(er *netv1.EdgeRoute, c metav1.Condition) (changed bool) {
-	c.ObservedGeneration = er.Generation
-	return meta.SetStatusCondition(&er.Status.Conditions, c)
+	// TODO(step01): Set c on er's conditions, stamped with the generation it describes
+	// (contract: ST-OBSGEN), its lastTransitionTime moved only when its
+	// status does (ST-NO-CHURN), and say whether anything changed. The
+	// apimachinery has a helper: go doc k8s.io/apimachinery/pkg/api/meta
+	// (checks: spec-update, status-writes, quiescent).
+	return false
 }

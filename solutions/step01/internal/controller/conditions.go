@@ -39,15 +39,16 @@ type observation struct {
 // clause.
 //
 // Every message is a function of what was observed, never an error's text
-// (the chapter's q-nack-message asks why): a refusal's message is what
-// refusalOf says, never "dial tcp 127.0.0.1:41234: connection refused".
+// (the chapter's q-nack-message asks why): a refusal's message says what the
+// proxy answered (a dataplane.NACKError holds its status and reason) or that
+// it did not answer, never "dial tcp 127.0.0.1:41234: connection refused".
 // The error, with every detail, belongs in the log.
 func conditionsFor(obs observation) []metav1.Condition {
 	//gw10:begin conditions
 	//gw10:todo Return the Accepted and Programmed conditions for obs, following the
 	//gw10:todo status contract's table (checks: missing-service,
 	//gw10:todo self-heal, service-removed, push-failure). Messages must not carry an
-	//gw10:todo error's text: refusalOf says what a refusal may put in one.
+	//gw10:todo error's text (contract: ST-MESSAGE).
 	//gw10:stub return nil
 	accepted := metav1.Condition{Type: netv1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: netv1.ReasonValid, Message: "route accepted"}
 	if obs.serviceMissing {
@@ -76,6 +77,11 @@ func conditionsFor(obs observation) []metav1.Condition {
 	//gw10:end
 }
 
+//gw10:begin messages
+//gw10:todo Helpers for conditionsFor's messages go here, if it needs any. The
+//gw10:todo table's rows the given tests leave out say what a message must hold
+//gw10:todo when a withdraw fails (contract: S-MISSING, S-DELETED, ST-MESSAGE).
+
 // withdrawal is the message of a condition whose route was withdrawn
 // (Programmed's, for a missing Service and for a deletion): why
 // (the situation, as a reader would put it: "the EdgeRoute is being
@@ -98,10 +104,19 @@ func refusalOf(err error) string {
 	return "data plane unreachable"
 }
 
-// setCondition sets c on the EdgeRoute (meta.SetStatusCondition), stamped
-// with the generation it describes, and says whether that changed the
-// EdgeRoute's conditions.
+//gw10:end
+
+// setCondition sets c on the EdgeRoute's conditions and says whether that
+// changed them (TestSetCondition).
 func setCondition(er *netv1.EdgeRoute, c metav1.Condition) (changed bool) {
+	//gw10:begin set-condition
+	//gw10:todo Set c on er's conditions, stamped with the generation it describes
+	//gw10:todo (contract: ST-OBSGEN), its lastTransitionTime moved only when its
+	//gw10:todo status does (ST-NO-CHURN), and say whether anything changed. The
+	//gw10:todo apimachinery has a helper: go doc k8s.io/apimachinery/pkg/api/meta
+	//gw10:todo (checks: spec-update, status-writes, quiescent).
+	//gw10:stub return false
 	c.ObservedGeneration = er.Generation
 	return meta.SetStatusCondition(&er.Status.Conditions, c)
+	//gw10:end
 }

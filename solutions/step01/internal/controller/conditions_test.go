@@ -190,13 +190,13 @@ func describe(conds []metav1.Condition) string {
 	return strings.Join(parts, ", ")
 }
 
-func TestSetConditionStampsGenerationAndKeepsTransitionTime(t *testing.T) {
+func TestSetCondition(t *testing.T) {
 	er := &netv1.EdgeRoute{}
 	er.Generation = 4
 	setCondition(er, metav1.Condition{Type: netv1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: netv1.ReasonValid, Message: "ok"})
 	first := meta.FindStatusCondition(er.Status.Conditions, netv1.ConditionAccepted)
 	if first == nil || first.ObservedGeneration != 4 || first.LastTransitionTime.IsZero() {
-		t.Fatalf("condition not stamped with generation 4 and a transition time: %+v", er.Status.Conditions)
+		t.Fatalf("setCondition (internal/controller/conditions.go) did not set the condition stamped with generation 4 and a transition time: %+v", er.Status.Conditions)
 	}
 	// Pretend the condition was set long ago: an unchanged status must keep that time.
 	earlier := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
