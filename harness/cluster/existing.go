@@ -35,7 +35,15 @@ type ExistingBackend struct {
 // NewExistingBackend loads the kubeconfig (KUBECONFIG or ~/.kube/config) and
 // checks its context. An empty context means the current one.
 func NewExistingBackend(kubeconfigContext string, allowed []string) (*ExistingBackend, error) {
+	return NewExistingBackendAt("", kubeconfigContext, allowed)
+}
+
+// NewExistingBackendAt is NewExistingBackend with the kubeconfig file named
+// (empty: KUBECONFIG or ~/.kube/config), for a caller that must not set the
+// process's environment (parallel tests).
+func NewExistingBackendAt(kubeconfig, kubeconfigContext string, allowed []string) (*ExistingBackend, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeconfigContext})
 	raw, err := loader.RawConfig()
 	if err != nil {

@@ -205,16 +205,35 @@ func runStep(t *testing.T, st step.Step, stepDir, name string, ids []string, tim
 	return rep, out.String()
 }
 
+// TestEverySolutionPassesEveryCheck: the solution's code, in a module named
+// as the learner's (as a learner who writes it into step01/ has it), passes
+// every check on envtest, and the closing line says the step is done. The
+// solution's own module runs every check in
+// TestExistingDevClusterPassesAndIsLeftAsFound, and patched in each variant.
 func TestEverySolutionPassesEveryCheck(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
 	t.Parallel() // beside the package's other long runs (planes)
 	for _, st := range steps.All() {
 		t.Run(st.Name, func(t *testing.T) {
-			rep, out := runStep(t, st, copyModule(t, filepath.Join(root, st.SolutionDir)), st.SolutionDir, nil, passingTimeouts())
-			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
-				t.Fatalf("the reference solution does not pass every check:\n%s", out)
+			dir := copyModule(t, filepath.Join(root, st.SolutionDir))
+			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				return os.WriteFile(path, bytes.ReplaceAll(data, []byte(st.SolutionModule), []byte(st.Module)), 0o644)
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := fmt.Sprintf("All %d checks pass (%d/%d points). %s is done", len(st.Checks), rep.Summary.TotalPoints, rep.Summary.TotalPoints, st.SolutionDir)
+			rep, out := runStep(t, st, dir, st.Dir, nil, passingTimeouts())
+			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
+				t.Fatalf("the solution's code in the learner's module does not pass every check:\n%s", out)
+			}
+			want := fmt.Sprintf("All %d checks pass (%d/%d points). %s is done", len(st.Checks), rep.Summary.TotalPoints, rep.Summary.TotalPoints, st.Dir)
 			if !strings.HasPrefix(lastLine(out), want) {
 				t.Errorf("the closing line is %q, want it to start with %q", lastLine(out), want)
 			}
@@ -357,40 +376,12 @@ func lastLine(out string) string {
 	return lines[len(lines)-1]
 }
 
-// TestSolutionFilesInTheLearnersModulePass: a learner who writes the
-// solution's code into the learner's module gets a green make check.
-func TestSolutionFilesInTheLearnersModulePass(t *testing.T) {
-	testenv.Needs(t, testenv.Cluster)
-	t.Parallel() // beside the package's other long runs (planes)
-	for _, st := range steps.All() {
-		t.Run(st.Name, func(t *testing.T) {
-			dir := copyModule(t, filepath.Join(root, st.SolutionDir))
-			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				data, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(path, bytes.ReplaceAll(data, []byte(st.SolutionModule), []byte(st.Module)), 0o644)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, out := runStep(t, st, dir, st.Dir, nil, passingTimeouts())
-			if !rep.Summary.OK || rep.Summary.Passed != len(st.Checks) {
-				t.Fatalf("the solution's code in the learner's module does not pass:\n%s", out)
-			}
-		})
-	}
-}
-
 // TestExistingDevClusterPassesAndIsLeftAsFound runs every check on the dev
 // cluster through the existing-cluster backend (context gw10-dev), then
 // compares what the cluster holds with what it held before.
 func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 	testenv.Needs(t, testenv.Cluster)
+	t.Parallel()
 	ctx := context.Background()
 	bin := filepath.Join(t.TempDir(), "gw10")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/10xdev/gw10/harness/cmd/gw10").CombinedOutput(); err != nil {
@@ -401,9 +392,7 @@ func TestExistingDevClusterPassesAndIsLeftAsFound(t *testing.T) {
 		t.Fatalf("starting the dev cluster: %v", err)
 	}
 	t.Cleanup(func() { _ = devcluster.Down(ctx, dir, io.Discard) })
-	t.Setenv("KUBECONFIG", devcluster.KubeconfigPath(dir))
-
-	backend, err := cluster.NewExistingBackend("", nil)
+	backend, err := cluster.NewExistingBackendAt(devcluster.KubeconfigPath(dir), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
