@@ -124,9 +124,11 @@ func (s Step) EvidenceFor(question string) string {
 }
 
 // A Clause is one rule of a step's contract: what a correct controller
-// does, in a sentence, under a stable short ID ("ST-ONE-WRITE").
+// does, in a sentence, under a stable short ID ("ST-ONE-WRITE"). Plain says
+// it in a few everyday words, for a reader who meets it first; Rule says it
+// in full, as the checks hold it.
 type Clause struct {
-	ID, Rule string
+	ID, Plain, Rule string
 }
 
 // Clause returns the contract clause with the given ID.

@@ -141,7 +141,11 @@ func questionIDs(qs []step.Question) string {
 // prove it (or that none does yet).
 func clauseHint(st step.Step, cl step.Clause) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s — %s\n\n", cl.ID, cl.Rule)
+	if cl.Plain != "" {
+		fmt.Fprintf(&b, "%s — %s\n\nIn full: %s\n\n", cl.ID, cl.Plain, cl.Rule)
+	} else {
+		fmt.Fprintf(&b, "%s — %s\n\n", cl.ID, cl.Rule)
+	}
 	var by []string
 	for _, c := range st.Checks {
 		for _, id := range c.Clauses {

@@ -86,3 +86,15 @@ func TestEveryQuestionOfTheWorkbooksChapterGetsItsOwnHint(t *testing.T) {
 		}
 	}
 }
+
+// TestAClauseHintSaysItPlainlyThenInFull: make hint ID=<clause> opens with
+// the clause in a few words, then the rule as the checks hold it, then the
+// checks that prove it.
+func TestAClauseHintSaysItPlainlyThenInFull(t *testing.T) {
+	st := step.Step{Checks: []checks.Check{{ID: "quiescent", Clauses: []string{"Q-QUIET"}}}}
+	got := clauseHint(st, step.Clause{ID: "Q-QUIET", Plain: "Once everything matches, nothing happens.", Rule: "a converged controller writes nothing"})
+	plain, full, proved := strings.Index(got, "Once everything matches"), strings.Index(got, "In full: a converged controller"), strings.Index(got, "Proved by: quiescent")
+	if plain < 0 || full < plain || proved < full {
+		t.Errorf("a clause's hint must say it plainly, then in full, then which checks prove it:\n%s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package step01
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -221,5 +222,31 @@ func TestTheContractPageListsEveryInvariant(t *testing.T) {
 	}
 	if strings.Join(inDoc, " ") != strings.Join(inCode, " ") {
 		t.Errorf("docs/contract.md's \"Checked at every event\" lists %v; the step's invariants are %v", inDoc, inCode)
+	}
+}
+
+// TestTheContractPageSaysEveryClauseInShort: docs/contract.md's "In short"
+// table is each clause's Plain, in contract.go's order, and every clause has one.
+func TestTheContractPageSaysEveryClauseInShort(t *testing.T) {
+	data, err := os.ReadFile(contractDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := section(t, string(data), "In short")
+	var want []string
+	for _, c := range Contract() {
+		if c.Plain == "" {
+			t.Errorf("clause %s has no Plain sentence", c.ID)
+		}
+		want = append(want, fmt.Sprintf("| `%s` | %s |", c.ID, c.Plain))
+	}
+	var got []string
+	for _, l := range strings.Split(short, "\n") {
+		if strings.HasPrefix(l, "| `") {
+			got = append(got, l)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("docs/contract.md's \"In short\" table is not contract.go's clauses' Plain sentences; want:\n%s", strings.Join(want, "\n"))
 	}
 }
