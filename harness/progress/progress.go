@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/10xdev/gw10/harness/report"
@@ -63,6 +64,9 @@ type Record struct {
 	// Stages is each stage's latest verdict (build, unit tests, ...): a
 	// run that fixes the build says so even when no check ran before it.
 	Stages map[string]report.Status `json:"stages,omitempty"`
+	// LastRan lists the stages the last run gave a verdict: a stage it did
+	// not reach (a failed build stops the run) is compared with an older run.
+	LastRan []string `json:"lastRan,omitempty"`
 }
 
 // Update compares rep with what path holds under key (the last run of the
@@ -99,12 +103,8 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	}
 	var parts []string
 	stageFixed, stageBroken := flips(rep.Stages, func(st report.Stage) (string, report.Status) { return st.Name, st.Status }, rec.Stages)
-	if len(stageFixed) > 0 {
-		parts = append(parts, names(stageFixed)+" now ok (failed when "+verb(stageFixed, "it", "they")+" last ran)")
-	}
-	if len(stageBroken) > 0 {
-		parts = append(parts, names(stageBroken)+" now FAILED (ok when "+verb(stageBroken, "it", "they")+" last ran)")
-	}
+	parts = append(parts, rec.stageFlips(stageFixed, "now ok (failed when %s last ran%s)")...)
+	parts = append(parts, rec.stageFlips(stageBroken, "now FAILED (ok when %s last ran%s)")...)
 	last := rec.Last
 	if full(rep) && rec.LastFull != nil {
 		last = rec.LastFull
@@ -139,6 +139,28 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	return "Since the last " + command + ": " + strings.Join(parts, "; ") + "."
 }
 
+// stageFlips says of stages whose verdict flipped what format says, those
+// the last run reached apart from those it stopped before (a failed build
+// stops a run), whose "last ran" is an earlier run's.
+func (rec *Record) stageFlips(stages []string, format string) []string {
+	var reached, before []string
+	for _, st := range stages {
+		if rec.LastRan == nil || slices.Contains(rec.LastRan, st) {
+			reached = append(reached, st)
+		} else {
+			before = append(before, st)
+		}
+	}
+	var parts []string
+	if len(reached) > 0 {
+		parts = append(parts, names(reached)+" "+fmt.Sprintf(format, verb(reached, "it", "they"), ""))
+	}
+	if len(before) > 0 {
+		parts = append(parts, names(before)+" "+fmt.Sprintf(format, verb(before, "it", "they"), ", before the last run, which stopped earlier"))
+	}
+	return parts
+}
+
 // flips lists the items that pass now and failed last time (fixed), and
 // those that fail now and passed last time (broken).
 func flips[T any](items []T, verdict func(T) (string, report.Status), last map[string]report.Status) (fixed, broken []string) {
@@ -168,6 +190,7 @@ func (rec *Record) add(rep *report.Report) bool {
 		rec.Best = map[string]report.Status{}
 	}
 	changed := false
+	ran := []string{}
 	for _, st := range rep.Stages {
 		if st.Status != report.Pass && st.Status != report.Fail {
 			continue
@@ -176,7 +199,11 @@ func (rec *Record) add(rep *report.Report) bool {
 			rec.Stages = map[string]report.Status{}
 		}
 		rec.Stages[st.Name] = st.Status
+		ran = append(ran, st.Name)
 		changed = true
+	}
+	if changed {
+		rec.LastRan = ran
 	}
 	for _, c := range rep.Checks {
 		if c.Status != report.Pass && c.Status != report.Fail {
