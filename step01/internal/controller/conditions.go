@@ -13,10 +13,8 @@ type observation struct {
 	// pushErr is the data plane's answer to the push: nil for an ACK, the
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
-	// TODO(step01): What else must a pass observe, for conditionsFor to report the
-	// contract's other rows: an EdgeRoute being deleted while another
-	// controller's finalizer keeps it, and a withdraw the proxy refused
-	// or never answered? (contract: S-DELETED, ST-MESSAGE; checks: route-deleted, service-removed)
+	// TODO(step01): What else must a pass observe, for conditionsFor to report every row
+	// of the status contract's table? (checks: route-deleted, service-removed)
 }
 
 // conditionsFor is the status contract: the conditions an EdgeRoute should

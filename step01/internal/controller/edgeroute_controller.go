@@ -44,22 +44,14 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		// TODO(step01): The EdgeRoute is gone: make sure the data plane no longer routes it (check: route-deleted).
 		return ctrl.Result{}, nil
 	}
-	// TODO(step01): Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	// target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
-	// held by someone's finalizer)? And what may a pass do when it cannot tell?
-	// (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
-
-	// TODO(step01): Converge the data plane to what you observed, and keep its answer
-	// in obs for the status: the contract's situation table says what the
-	// proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
-	// (checks: self-heal, service-removed, push-failure, restart-reconverge).
-
-	// TODO(step01): Report status from obs (conditionsFor says which conditions):
-	// every status a reader sees must be true (contract: ST-*).
-	// Then return what this pass leaves undone: an error, which the queue
-	// retries with backoff (contract: Q-BACKOFF)
-	// (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
-	// sequences).
+	// TODO(step01): Make the data plane hold what this EdgeRoute asks for, in the situation
+	// you find it in, and its status say what is true; return what the pass
+	// leaves undone, for the queue to retry. The chapter's status contract says,
+	// for each situation, what the proxy must hold and what the conditions say;
+	// conditionsFor (conditions.go) is where the conditions are decided
+	// (contract: S-*, ST-*, Q-BACKOFF) (checks: missing-service, self-heal,
+	// service-removed, read-error, status-writes, spec-update, push-failure,
+	// quiescent, route-deleted, restart-reconverge, sequences).
 	return ctrl.Result{}, nil
 }
 

@@ -19,10 +19,8 @@ type observation struct {
 	// NACK (or transport error) otherwise. Only meaningful with the Service present.
 	pushErr error
 	//gw10:begin observation
-	//gw10:todo What else must a pass observe, for conditionsFor to report the
-	//gw10:todo contract's other rows: an EdgeRoute being deleted while another
-	//gw10:todo controller's finalizer keeps it, and a withdraw the proxy refused
-	//gw10:todo or never answered? (contract: S-DELETED, ST-MESSAGE; checks: route-deleted, service-removed)
+	//gw10:todo What else must a pass observe, for conditionsFor to report every row
+	//gw10:todo of the status contract's table? (checks: route-deleted, service-removed)
 	// deleting: the EdgeRoute is being deleted (its deletionTimestamp is
 	// set; another finalizer holds it): its route is withdrawn, never pushed.
 	deleting bool

@@ -93,11 +93,11 @@ func TestConditionsFor(t *testing.T) {
 			},
 		},
 		{
-			name: "an unreachable data plane is a fixed message, without the error's ports",
+			name: "an unreachable data plane's message does not carry the error's ports",
 			obs:  observation{pushErr: reset},
 			want: []wantCondition{
 				{typ: netv1.ConditionAccepted, status: metav1.ConditionTrue, reason: netv1.ReasonValid},
-				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, msg: "data plane unreachable", notMsg: "55414"},
+				{typ: netv1.ConditionProgrammed, status: metav1.ConditionFalse, reason: netv1.ReasonPushFailed, notMsg: "55414"},
 			},
 		},
 		{

@@ -66,11 +66,16 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, nil
 		//gw10:end
 	}
-	//gw10:begin observe
-	//gw10:todo Observe ACTUAL state, into obs (an observation, conditions.go): does the
-	//gw10:todo target Service exist? Is the EdgeRoute being deleted (a deletionTimestamp,
-	//gw10:todo held by someone's finalizer)? And what may a pass do when it cannot tell?
-	//gw10:todo (contract: S-MISSING, S-READERR, S-DELETED) (checks: missing-service, self-heal, read-error, route-deleted).
+	//gw10:begin reconcile
+	//gw10:todo Make the data plane hold what this EdgeRoute asks for, in the situation
+	//gw10:todo you find it in, and its status say what is true; return what the pass
+	//gw10:todo leaves undone, for the queue to retry. The chapter's status contract says,
+	//gw10:todo for each situation, what the proxy must hold and what the conditions say;
+	//gw10:todo conditionsFor (conditions.go) is where the conditions are decided
+	//gw10:todo (contract: S-*, ST-*, Q-BACKOFF) (checks: missing-service, self-heal,
+	//gw10:todo service-removed, read-error, status-writes, spec-update, push-failure,
+	//gw10:todo quiescent, route-deleted, restart-reconverge, sequences).
+	//gw10:stub return ctrl.Result{}, nil
 	// 2. Observe ACTUAL state: does the target Service exist? And is the
 	// EdgeRoute being deleted (held by another's finalizer)?
 	obs := observation{deleting: !er.DeletionTimestamp.IsZero()}
@@ -82,13 +87,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("reading Service %s/%s: %w", er.Namespace, er.Spec.Service, err)
 	}
-	//gw10:end
 
-	//gw10:begin converge
-	//gw10:todo Converge the data plane to what you observed, and keep its answer
-	//gw10:todo in obs for the status: the contract's situation table says what the
-	//gw10:todo proxy must hold in each case (S-MISSING, S-ACKED, S-NACKED)
-	//gw10:todo (checks: self-heal, service-removed, push-failure, restart-reconverge).
 	// 3. Converge: program the data plane for THIS route (idempotent), or
 	// withdraw it while its Service is missing or it is being deleted.
 	if obs.serviceMissing || obs.deleting {
@@ -96,16 +95,7 @@ func (r *EdgeRouteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	} else {
 		obs.pushErr = r.Programmer.Program(ctx, &er)
 	}
-	//gw10:end
 
-	//gw10:begin report
-	//gw10:todo Report status from obs (conditionsFor says which conditions):
-	//gw10:todo every status a reader sees must be true (contract: ST-*).
-	//gw10:todo Then return what this pass leaves undone: an error, which the queue
-	//gw10:todo retries with backoff (contract: Q-BACKOFF)
-	//gw10:todo (checks: missing-service, self-heal, status-writes, spec-update, push-failure, quiescent,
-	//gw10:todo sequences).
-	//gw10:stub return ctrl.Result{}, nil
 	// 4. Report status: only Programmed=True AFTER the push succeeded, in one
 	// write, and none when nothing changed.
 	before := er.Status.DeepCopy()
