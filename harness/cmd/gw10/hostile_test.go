@@ -475,3 +475,29 @@ func markdownHeadings(t *testing.T, md string) int {
 	})
 	return n
 }
+
+// TestEveryAttackApplies: each attack's edits find their old text once in its
+// base (the skeleton or the solution in the learner's module), so a change
+// to either shows here, in seconds, instead of in the grades' run.
+func TestEveryAttackApplies(t *testing.T) {
+	st := steps.Default()
+	for _, a := range loadAttacks(t) {
+		for name, old := range a.edits {
+			var text []byte
+			var err error
+			if a.base == "skeleton" {
+				text, err = os.ReadFile(filepath.Join(workbook, st.Dir, filepath.FromSlash(name)))
+			} else { // as learnerStep01 writes it: under the learner's module path
+				text, err = os.ReadFile(filepath.Join(workbook, st.SolutionDir, filepath.FromSlash(name)))
+				text = bytes.ReplaceAll(text, []byte(st.SolutionModule), []byte(st.Module))
+			}
+			if err != nil {
+				t.Errorf("%s: %v", a.name, err)
+				continue
+			}
+			if n := strings.Count(string(text), old); n != 1 {
+				t.Errorf("%s: the old text occurs %d times in the %s's %s, want once:\n%s", a.name, n, a.base, name, old)
+			}
+		}
+	}
+}
