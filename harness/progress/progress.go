@@ -67,6 +67,9 @@ type Record struct {
 	// LastRan lists the stages the last run gave a verdict: a stage it did
 	// not reach (a failed build stops the run) is compared with an older run.
 	LastRan []string `json:"lastRan,omitempty"`
+	// NoChecks: the last run reached no check (it stopped at a stage), so
+	// the counts are those of an earlier run.
+	NoChecks bool `json:"noChecks,omitempty"`
 }
 
 // Update compares rep with what path holds under key (the last run of the
@@ -103,8 +106,8 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	}
 	var parts []string
 	stageFixed, stageBroken := flips(rep.Stages, func(st report.Stage) (string, report.Status) { return st.Name, st.Status }, rec.Stages)
-	parts = append(parts, rec.stageFlips(stageFixed, "now ok (failed when %s last ran%s)")...)
-	parts = append(parts, rec.stageFlips(stageBroken, "now FAILED (ok when %s last ran%s)")...)
+	parts = append(parts, rec.stageFlips(stageFixed, "ok", "failed")...)
+	parts = append(parts, rec.stageFlips(stageBroken, "FAILED", "ok")...)
 	last := rec.Last
 	if full(rep) && rec.LastFull != nil {
 		last = rec.LastFull
@@ -120,15 +123,22 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	}
 	s := rep.Summary
 	if full(rep) && rec.Total > 0 {
+		// After a run that reached no check, the counts compared are older.
+		when := ""
+		if rec.NoChecks {
+			when = " when the checks last ran"
+		}
 		switch {
 		case s.Passed > rec.Passed:
-			parts = append(parts, fmt.Sprintf("%d/%d, up from %d/%d", s.Passed, s.Total, rec.Passed, rec.Total))
+			parts = append(parts, fmt.Sprintf("%d/%d, up from %d/%d%s", s.Passed, s.Total, rec.Passed, rec.Total, when))
 		case s.Passed < rec.Passed:
-			down := fmt.Sprintf("%d/%d, down from %d/%d", s.Passed, s.Total, rec.Passed, rec.Total)
+			down := fmt.Sprintf("%d/%d, down from %d/%d%s", s.Passed, s.Total, rec.Passed, rec.Total, when)
 			if rec.BestPassed > rec.Passed {
 				down += fmt.Sprintf(" (your best: %d/%d)", rec.BestPassed, rec.Total)
 			}
 			parts = append(parts, down)
+		case len(fixed)+len(broken) == 0 && rec.NoChecks:
+			parts = append(parts, fmt.Sprintf("%d/%d, as when the checks last ran", s.Passed, s.Total))
 		case len(fixed)+len(broken) == 0:
 			parts = append(parts, fmt.Sprintf("still %d/%d", s.Passed, s.Total))
 		}
@@ -139,10 +149,11 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 	return "Since the last " + command + ": " + strings.Join(parts, "; ") + "."
 }
 
-// stageFlips says of stages whose verdict flipped what format says, those
+// stageFlips says of stages whose verdict flipped to now (from was), those
 // the last run reached apart from those it stopped before (a failed build
-// stops a run), whose "last ran" is an earlier run's.
-func (rec *Record) stageFlips(stages []string, format string) []string {
+// stops a run): "start controller FAILED (ok when it last ran; the last run
+// stopped before it)".
+func (rec *Record) stageFlips(stages []string, now, was string) []string {
 	var reached, before []string
 	for _, st := range stages {
 		if rec.LastRan == nil || slices.Contains(rec.LastRan, st) {
@@ -153,10 +164,11 @@ func (rec *Record) stageFlips(stages []string, format string) []string {
 	}
 	var parts []string
 	if len(reached) > 0 {
-		parts = append(parts, names(reached)+" "+fmt.Sprintf(format, verb(reached, "it", "they"), ""))
+		parts = append(parts, fmt.Sprintf("%s now %s (%s when %s last ran)", names(reached), now, was, verb(reached, "it", "they")))
 	}
 	if len(before) > 0 {
-		parts = append(parts, names(before)+" "+fmt.Sprintf(format, verb(before, "it", "they"), ", before the last run, which stopped earlier"))
+		it := verb(before, "it", "they")
+		parts = append(parts, fmt.Sprintf("%s %s (%s when %s last ran; the last run stopped before %s)", names(before), now, was, it, verb(before, "it", "them")))
 	}
 	return parts
 }
@@ -205,6 +217,7 @@ func (rec *Record) add(rep *report.Report) bool {
 	if changed {
 		rec.LastRan = ran
 	}
+	checked := false
 	for _, c := range rep.Checks {
 		if c.Status != report.Pass && c.Status != report.Fail {
 			continue
@@ -213,7 +226,10 @@ func (rec *Record) add(rep *report.Report) bool {
 		if rec.Best[c.ID] != report.Pass {
 			rec.Best[c.ID] = c.Status
 		}
-		changed = true
+		changed, checked = true, true
+	}
+	if changed {
+		rec.NoChecks = !checked
 	}
 	if full(rep) {
 		rec.LastFull = map[string]report.Status{}

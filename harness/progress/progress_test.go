@@ -136,12 +136,14 @@ func TestAFixedStageIsSaid(t *testing.T) {
 		{"the first run: unit tests fail", withStages(result(false), "unit tests"), ""},
 		{"the build breaks: no check runs", withStages(noChecks(), "build"), "Since the last make check: build now FAILED (ok when it last ran)."},
 		{"the build fixed (the unit tests' last verdict was a failure, and they pass now too)", withStages(result(false, "a")),
-			"Since the last make check: build now ok (failed when it last ran); unit tests now ok (failed when it last ran, before the last run, which stopped earlier); a now passes; 1/5, up from 0/5."},
+			"Since the last make check: build now ok (failed when it last ran); unit tests ok (failed when it last ran; the last run stopped before it); a now passes; 1/5, up from 0/5 when the checks last ran."},
 		{"only the unit tests break", withStages(result(false, "a"), "unit tests"),
 			"Since the last make check: unit tests now FAILED (ok when it last ran); still 1/5."},
 		{"the build breaks again", withStages(noChecks(), "build"), "Since the last make check: build now FAILED (ok when it last ran)."},
 		{"the build fixed, the controller does not start: its last run was two runs ago", withStages(noChecks(), "unit tests", "start controller"),
-			"Since the last make check: build now ok (failed when it last ran); start controller now FAILED (ok when it last ran, before the last run, which stopped earlier)."},
+			"Since the last make check: build now ok (failed when it last ran); start controller FAILED (ok when it last ran; the last run stopped before it)."},
+		{"every stage ok again, the checks as they were: compared with the run that reached them", withStages(result(false, "a")),
+			"Since the last make check: unit tests and start controller now ok (failed when they last ran); 1/5, as when the checks last ran."},
 	}
 	for _, s := range steps {
 		got, err := Update(path, key, s.rep)
