@@ -70,6 +70,9 @@ type Event struct {
 	Reason   string    // NACK reason
 	UID      string    // DELETE only: the uid the withdraw named, if any
 	Reset    bool      // the connection was reset (SetReset)
+	// ByHarness: the harness's own push (PushAsHarness), no request of the
+	// controller's.
+	ByHarness bool
 }
 
 // ACKed reports whether a PUT was accepted.
@@ -549,6 +552,20 @@ func (s *Server) Plant(key Key, r Route) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.routes[key] = r
+}
+
+// PushAsHarness applies r as the harness's own push, with no HTTP request:
+// recorded as an ACKed push marked ByHarness, so that what asks what the
+// proxy held and ACKed sees it, and what judges the controller's requests
+// (two of one route at once) leaves it out. Only the harness's process can
+// make one.
+func (s *Server) PushAsHarness(key Key, r Route) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes[key] = r
+	s.events = append(s.events, Event{Method: http.MethodPut, Key: key, Route: &r, Received: now, Answered: now,
+		Status: http.StatusNoContent, ByHarness: true})
 }
 
 // Clear empties the table, as a restarted proxy would be.

@@ -643,3 +643,34 @@ func TestAPushRightAfterAGiveUpFindsTheWithdrawGivenUp(t *testing.T) {
 		t.Fatal("the route pushed after the give-up is not held")
 	}
 }
+
+// TestTheHarnessesOwnPushIsMarked: PushAsHarness puts the route in the
+// table and records an ACKed push marked ByHarness; a push over HTTP is not
+// marked.
+func TestTheHarnessesOwnPushIsMarked(t *testing.T) {
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	key := Key{Namespace: "ns", Name: "web"}
+	want := Route{Hostname: "web.example.com", Prefix: "/", Service: "web", Port: 8080, Generation: 1}
+	s.PushAsHarness(key, want)
+	if got, ok := s.Route(key); !ok || got != want {
+		t.Fatalf("the table holds %+v (%v), want %+v", got, ok, want)
+	}
+	body := strings.NewReader(`{"hostname":"web.example.com","prefix":"/","service":"web","port":8080,"generation":2}`)
+	req, err := http.NewRequest(http.MethodPut, s.URL()+"/v1/routes/ns/web", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	evs := s.Events(key)
+	if len(evs) != 2 || !evs[0].ByHarness || !evs[0].ACKed() || evs[1].ByHarness {
+		t.Fatalf("the record is %+v, want the harness's ACKed push, then the client's unmarked", evs)
+	}
+}

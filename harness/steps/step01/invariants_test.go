@@ -230,6 +230,12 @@ func TestTheStepWatchesTheKindsItsInvariantsRead(t *testing.T) {
 }
 
 func TestOneRequestOfARouteAtATime(t *testing.T) {
+	// byHarness marks the story's last request as the harness's own push
+	// (proxy.Server.PushAsHarness), no request of the controller's.
+	byHarness := func(s *story) *story {
+		s.h.Proxy[len(s.h.Proxy)-1].ByHarness = true
+		return s
+	}
 	// answered sets the answer time of the story's last request.
 	answered := func(s *story, sec float64) *story {
 		s.h.Proxy[len(s.h.Proxy)-1].Answered = s.at(sec)
@@ -255,6 +261,9 @@ func TestOneRequestOfARouteAtATime(t *testing.T) {
 		{"recorded out of order", answered(newStory().route(0).push(2, 1, 204), 2.1).push(1, 1, 204),
 			""},
 		{"another route's request meanwhile", other(answered(newStory().route(0).push(1, 1, 204), 4), 2), ""},
+		{"the harness's own push meanwhile", byHarness(answered(newStory().route(0).push(1, 1, 204), 4).push(2, 1, 204)), ""},
+		{"a push beside one the harness pushed before", answered(byHarness(answered(newStory().route(0).push(1, 1, 204), 4)).push(2, 1, 204), 3).push(2.5, 1, 204),
+			"a push reached the proxy while the push sent at 07:00:02.000 was still unanswered (answered 07:00:03.000)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
