@@ -226,7 +226,7 @@ func noPolling(ctx context.Context, t *checks.T, waiting []*checks.Route, waitin
 		}
 		if w.WorkErr == nil {
 			t.Logf("while %s waited for %s (%s), %s",
-				routeNames(waiting), waitingFor, w.Length().Round(10*time.Millisecond), checks.IdleFigures(w.Work, w.Length()))
+				routeNames(waiting), waitingFor, w.Length().Round(10*time.Millisecond), w.IdleFigures())
 		}
 		return
 	}
@@ -1424,7 +1424,7 @@ func quietProblems(t *checks.T, w checks.QuietWindow) []string {
 		}
 	}
 	if len(problems) == 0 && w.WorkErr == nil {
-		t.Logf("in the %s after the route had converged, %s", window, checks.IdleFigures(w.Work, w.Length()))
+		t.Logf("in the %s after the route had converged, %s", window, w.IdleFigures())
 	}
 	return problems
 }
