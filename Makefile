@@ -95,7 +95,7 @@ help: ## Show this help.
 .PHONY: $(GW10)
 $(GW10):
 	@if [ -x $(GW10) ]; then msg="bringing the gw10 harness up to date (seconds; longer on a busy machine) ..."; \
-	  else msg="building the gw10 harness (first run on a fresh machine: 4 to 9 minutes on 2 cores; later runs: seconds) ..."; fi; \
+	  else msg="building the gw10 harness (first run on a fresh machine: 2 to 9 minutes on 2 cores; later runs: seconds) ..."; fi; \
 	  PROGRESS_QUIET=5 sh scripts/progress.sh "$$msg" -- go build -tags gw10checkonly -o $(GW10) ./harness/cmd/gw10
 
 .PHONY: $(GW10_FULL)
