@@ -258,7 +258,7 @@ test-mutants: test-needs-solutions $(GW10) ## The kill table: every mutant fails
 # every solution's suite.
 .PHONY: test
 test: export GW10_SKIPPED := $(CURDIR)/.gw10/skipped-by-unit.txt
-test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test suite (needs solutions/): lint, then every tier (about 30 minutes on 2 cores).
+test: test-needs-solutions $(GW10) lint test-unit ## The workbook's own test suite (needs solutions/): lint, then every tier (about 25 minutes on 2 cores).
 	@$(GW10) assets
 	@rm -f .gw10/kill-table.txt
 	@echo "the tests the unit tier skipped (on envtest: the runner package is the long one) and every step's solution's suite"
