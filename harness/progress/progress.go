@@ -151,8 +151,8 @@ func Changes(command string, rec *Record, rep *report.Report) string {
 
 // stageFlips says of stages whose verdict flipped to now (from was), those
 // the last run reached apart from those it stopped before (a failed build
-// stops a run): "start controller FAILED (ok when it last ran; the last run
-// stopped before it)".
+// stops a run): "start controller FAILED (ok in an earlier run; the
+// previous run stopped before it)".
 func (rec *Record) stageFlips(stages []string, now, was string) []string {
 	var reached, before []string
 	for _, st := range stages {
@@ -167,8 +167,7 @@ func (rec *Record) stageFlips(stages []string, now, was string) []string {
 		parts = append(parts, fmt.Sprintf("%s now %s (%s when %s last ran)", names(reached), now, was, verb(reached, "it", "they")))
 	}
 	if len(before) > 0 {
-		it := verb(before, "it", "they")
-		parts = append(parts, fmt.Sprintf("%s %s (%s when %s last ran; the last run stopped before %s)", names(before), now, was, it, verb(before, "it", "them")))
+		parts = append(parts, fmt.Sprintf("%s %s (%s in an earlier run; the previous run stopped before %s)", names(before), now, was, verb(before, "it", "them")))
 	}
 	return parts
 }
