@@ -247,16 +247,10 @@ func (w QuietWindow) judged(least time.Duration) (work ctrlproc.Work, length tim
 			skipped++
 			continue
 		}
-		work.Wakeups += s.Work.Wakeups
-		work.Ran += s.Work.Ran
-		work.CPU += s.Work.CPU
-		work.Preempted += s.Work.Preempted
+		work = work.Plus(s.Work)
 		length += s.To.Sub(s.From)
 	}
-	if skipped == 0 {
-		return w.Work, w.Length(), ""
-	}
-	if length < least {
+	if skipped == 0 || length < least {
 		return w.Work, w.Length(), ""
 	}
 	return work, length, fmt.Sprintf("the %s of it around %s it sent the API server about other objects (%s) left out",
@@ -397,7 +391,7 @@ func (w QuietWindow) requestWork() string {
 		words.Count(len(w.Requests), "request", "requests"), w.Length().Round(10*time.Millisecond), requestList(w.Requests))
 }
 
-// requestList reads "update leases ×2, get services" (resultList's way).
+// requestList reads "2 update leases, 1 get services" (resultList's way).
 func requestList(requests []APIRequest) string {
 	verbs := map[string]int{}
 	for _, r := range requests {
@@ -519,20 +513,17 @@ func (w *QuietWindow) watchWork(ctx context.Context, t *T, d time.Duration, w0 c
 	for left := d; left > 0 && ctx.Err() == nil; left = time.Until(end) {
 		t.Sleep(ctx, min(left, SliceEvery))
 		cur, err := t.Controller.Work()
-		now := time.Now()
 		if err != nil {
 			w.WorkErr, w.Slices = err, nil
 			t.Sleep(ctx, time.Until(end))
-			break
+			w.To = time.Now()
+			return
 		}
+		now := time.Now()
 		w.Slices = append(w.Slices, WorkSlice{From: at, To: now, Work: cur.Sub(prev)})
 		prev, at = cur, now
 	}
-	w.To = time.Now()
-	if w.WorkErr == nil {
-		w.Work = prev.Sub(w0)
-		w.To = at
-	}
+	w.To, w.Work = at, prev.Sub(w0)
 }
 
 // WatchQuietConfirmed is WatchQuiet, with a window that only the kernel's
@@ -668,9 +659,7 @@ func (q *QuietTally) Add(w QuietWindow) string {
 		return ""
 	}
 	work, length, _ := w.judged(0)
-	q.work.Wakeups += work.Wakeups
-	q.work.Ran += work.Ran
-	q.work.CPU += work.CPU
+	q.work = q.work.Plus(work)
 	q.length += length
 	q.windows++
 	if q.length < MinWorkWindow {

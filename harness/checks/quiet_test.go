@@ -498,9 +498,7 @@ func (c *scriptedController) Work() (ctrlproc.Work, error) {
 	if since <= c.firstFor {
 		return done(c.first, since), nil
 	}
-	w, later := done(c.first, c.firstFor), done(c.then, since-c.firstFor)
-	w.Wakeups, w.Ran, w.CPU = w.Wakeups+later.Wakeups, w.Ran+later.Ran, w.CPU+later.CPU
-	return w, nil
+	return done(c.first, c.firstFor).Plus(done(c.then, since-c.firstFor)), nil
 }
 
 // windows is how many windows of length d the controller's readings are
@@ -585,12 +583,10 @@ func slicedWindow(from time.Time, perSec, burst ctrlproc.Work, burstFrom, burstT
 	for at := time.Duration(0); at < 3*time.Second; at += SliceEvery {
 		s := WorkSlice{From: from.Add(at), To: from.Add(at + SliceEvery), Work: done(perSec, SliceEvery)}
 		if at < burstTo && at+SliceEvery > burstFrom {
-			s.Work.Wakeups += burst.Wakeups
-			s.Work.Ran += burst.Ran
+			s.Work = s.Work.Plus(burst)
 		}
 		w.Slices = append(w.Slices, s)
-		w.Work.Wakeups += s.Work.Wakeups
-		w.Work.Ran += s.Work.Ran
+		w.Work = w.Work.Plus(s.Work)
 	}
 	return w
 }

@@ -56,6 +56,19 @@ func (w Work) Sub(earlier Work) Work {
 	}
 }
 
+// Plus is the work of this span and a later one together: the counts
+// added, the processes and threads of the later reading.
+func (w Work) Plus(later Work) Work {
+	return Work{
+		CPU:       w.CPU + later.CPU,
+		Ran:       w.Ran + later.Ran,
+		Wakeups:   w.Wakeups + later.Wakeups,
+		Preempted: w.Preempted + later.Preempted,
+		Processes: later.Processes,
+		Threads:   later.Threads,
+	}
+}
+
 // String reads "240 wakeups and 180 ms of CPU".
 func (w Work) String() string {
 	noun := "wakeups"

@@ -145,3 +145,14 @@ func TestWorkOfThisProcessCountsItsWork(t *testing.T) {
 		t.Fatalf("%s of run time read as %+v", d.Ran, d)
 	}
 }
+
+// TestPlusAddsTheCountsAndKeepsTheLaterReading: two spans' work together is
+// their counts added, with the later reading's processes and threads.
+func TestPlusAddsTheCountsAndKeepsTheLaterReading(t *testing.T) {
+	a := Work{CPU: 10 * time.Millisecond, Ran: time.Millisecond, Wakeups: 3, Preempted: 1, Processes: 1, Threads: 5}
+	b := Work{CPU: 20 * time.Millisecond, Ran: 2 * time.Millisecond, Wakeups: 4, Preempted: 2, Processes: 2, Threads: 7}
+	want := Work{CPU: 30 * time.Millisecond, Ran: 3 * time.Millisecond, Wakeups: 7, Preempted: 3, Processes: 2, Threads: 7}
+	if got := a.Plus(b); got != want {
+		t.Fatalf("%+v.Plus(%+v) = %+v, want %+v", a, b, got, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/10xdev/gw10/harness/apifront"
@@ -95,11 +96,10 @@ fields) and Reconcile's signature.`,
 // invariants read that order).
 func markProgrammed(ctx context.Context, t *checks.T, r *checks.Route) {
 	gen, spec := r.GenerationAndSpec(ctx)
-	port, _ := spec["port"].(int64)
-	hostname, _ := spec["hostname"].(string)
-	prefix, _ := spec["prefix"].(string)
-	service, _ := spec["service"].(string)
-	t.Proxy.PushAsHarness(r.Key(), proxy.Route{Hostname: hostname, Prefix: prefix, Service: service, Port: int32(port), Generation: gen})
+	var route proxy.Route
+	t.Must(runtime.DefaultUnstructuredConverter.FromUnstructured(spec, &route), "reading the spec of %s as a route", r)
+	route.Generation = gen
+	t.Proxy.PushAsHarness(r.Key(), route)
 	// A controller that watches every namespace (a grade's) may write it
 	// too: retried on a conflict.
 	// A condition already True keeps its lastTransitionTime, as ST-NO-CHURN
