@@ -582,7 +582,10 @@ report the later one programmed.`,
 // cacheLag is how long spec-update holds a push after its own watch showed
 // the spec edited during it: the controller's cache, another watch of the
 // same API server, has shown it by then on any machine the checks run on.
-const cacheLag = time.Second
+// A second was not enough with six runs side by side on two cores (make
+// test): the mutant status-onto-refetched, whose refetch must see the later
+// generation, once passed.
+const cacheLag = 2 * time.Second
 
 // slowAnswer is at least how long spec-update holds the push in flight: a
 // slow proxy, whose answer still comes well within the scaffold's
